@@ -1,0 +1,81 @@
+"""jaxtape: TensorFlow 2's eager API on JAX. `import jaxtape as tf`."""
+
+from jaxtape._src import config_env as _config_env  # noqa: F401  (must come first)
+
+from jaxtape._src.core.dtypes import (  # noqa: F401
+    DType as DType, as_dtype as as_dtype, bfloat16 as bfloat16, bool as bool,
+    complex64 as complex64, complex128 as complex128, double as double,
+    float16 as float16, float32 as float32, float64 as float64, half as half,
+    int8 as int8, int16 as int16, int32 as int32, int64 as int64, uint8 as uint8,
+    uint16 as uint16, uint32 as uint32, uint64 as uint64,
+)
+from jaxtape._src.core.tensor import (  # noqa: F401
+    Tensor as Tensor, TensorShape as TensorShape, TensorSpec as TensorSpec,
+)
+from jaxtape._src.core.dispatch import register_op as register_op  # noqa: F401
+from jaxtape._src.ops.creation_ops import (  # noqa: F401
+    constant as constant, convert_to_tensor as convert_to_tensor, eye as eye,
+    linspace as linspace, lin_space as lin_space, ones as ones, range as range,
+    zeros as zeros,
+)
+from jaxtape._src.ops.math_ops import (  # noqa: F401
+    abs as abs, add as add, add_n as add_n, cast as cast, clip_by_global_norm as
+    clip_by_global_norm, clip_by_norm as clip_by_norm, clip_by_value as clip_by_value,
+    complex as complex, conj as conj, cos as cos, cumsum as cumsum, divide as divide,
+    einsum as einsum, exp as exp, floordiv as floordiv, identity as identity, imag as imag,
+    log as log, matmul as matmul, maximum as maximum, minimum as minimum, mod as mod,
+    multiply as multiply, negative as negative, norm as norm, pow as pow, real as real,
+    reduce_logsumexp as reduce_logsumexp, reduce_max as reduce_max,
+    reduce_mean as reduce_mean, reduce_min as reduce_min, reduce_prod as reduce_prod,
+    reduce_sum as reduce_sum, rsqrt as rsqrt, saturate_cast as saturate_cast,
+    sigmoid as sigmoid, sign as sign, sin as sin, sqrt as sqrt, square as square,
+    squared_difference as squared_difference, subtract as subtract, tan as tan,
+    tanh as tanh, tensordot as tensordot, truediv as truediv,
+)
+from jaxtape._src.ops.nondiff import (  # noqa: F401
+    argmax as argmax, argmin as argmin, argsort as argsort, equal as equal,
+    greater as greater, greater_equal as greater_equal, less as less,
+    less_equal as less_equal, logical_and as logical_and, logical_not as logical_not,
+    logical_or as logical_or, not_equal as not_equal, ones_like as ones_like,
+    rank as rank, reduce_all as reduce_all, reduce_any as reduce_any, round as round,
+    shape as shape, size as size, stop_gradient as stop_gradient,
+    zeros_like as zeros_like,
+)
+from jaxtape._src.ops.array_ops import (  # noqa: F401
+    boolean_mask as boolean_mask, broadcast_to as broadcast_to, concat as concat,
+    expand_dims as expand_dims, fill as fill, gather as gather, gather_nd as gather_nd,
+    one_hot as one_hot, pad as pad, repeat as repeat, reshape as reshape,
+    reverse as reverse, scatter_nd as scatter_nd, sort as sort, split as split,
+    squeeze as squeeze, stack as stack, tensor_scatter_nd_add as tensor_scatter_nd_add,
+    tensor_scatter_nd_update as tensor_scatter_nd_update, tile as tile,
+    transpose as transpose, unstack as unstack, where as where,
+)
+from jaxtape._src.ops.misc_ops import (  # noqa: F401
+    IndexedSlices as IndexedSlices, TensorArray as TensorArray, newaxis as newaxis,
+    numpy_function as numpy_function, print as print, py_function as py_function,
+)
+from jaxtape._src.state.variable import (  # noqa: F401
+    Variable as Variable, VariableAggregation as VariableAggregation,
+    VariableSynchronization as VariableSynchronization,
+)
+from jaxtape._src.state.module import (  # noqa: F401
+    Module as Module, init_scope as init_scope, name_scope as name_scope,
+)
+from jaxtape._src.autodiff.gradient_tape import (  # noqa: F401
+    GradientTape as GradientTape, UnconnectedGradients as UnconnectedGradients,
+)
+from jaxtape._src.autodiff.custom_gradient import (  # noqa: F401
+    custom_gradient as custom_gradient,
+)
+from jaxtape._src.compat.v1 import (  # noqa: F401
+    contrib as contrib, enable_eager_execution as enable_eager_execution,
+    executing_eagerly as executing_eagerly,
+)
+
+from jaxtape import (  # noqa: F401,E402
+    autodiff as autodiff, debug as debug, debugging as debugging, errors as errors,
+    experimental as experimental, linalg as linalg, math as math, nn as nn,
+    random as random,
+)
+
+__version__ = "0.1.0"

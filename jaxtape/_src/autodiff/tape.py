@@ -1,0 +1,172 @@
+"""The recording half of a tape: tracked tensors, nodes, variable reads. Layer L3.
+
+A node is `(fn, params, ins, outs)`: `fn` a pure primitive called as
+`fn(*input_values, *params)`, `ins` refs of tracked inputs (>= 0) or
+`~k` for the k-th recorded constant, `outs` refs of the float outputs (-1 for
+outputs that carry no gradient). Refs index `tensors`, which keeps every
+tracked Tensor alive so that `id()` keys stay unique.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import jax
+
+from jaxtape._src.core import context
+from jaxtape._src.core.tensor import Tensor
+
+_state = context.state
+
+
+class NumpyEscapeWarning(UserWarning):
+    """A tracked tensor was converted to NumPy while a tape recorded.
+
+    Wrong:  `y = jaxtape.constant(x.numpy() * 2) * x`   (d/dx is 2x, not 4x)
+    Right:  `y = (x * 2) * x`
+    """
+
+
+def _float_out(t) -> bool:
+    kind = t._value.dtype.kind
+    return kind == "f" or kind == "c" or t._value.dtype.name == "bfloat16"
+
+
+class Recorder:
+    """What one tape has seen: used by `GradientTape` and `ForwardAccumulator`."""
+
+    def __init__(self, watch_accessed_variables: bool = True):
+        self._watch_accessed = watch_accessed_variables
+        self.clear()
+
+    def clear(self) -> None:
+        self.ids: dict[int, int] = {}       # id(Tensor) -> ref
+        self.tensors: list[Tensor] = []     # ref -> Tensor
+        self.born: list[int] = []           # ref -> number of nodes when created
+        self.producer: list[int] = []       # ref -> node index, -1 for a leaf
+        self.nodes: list[tuple] = []        # (fn, params, ins, outs)
+        self.consts: list = []              # constant objects (Tensor or raw value)
+        self._const_ids: dict[int, int] = {}
+        self.var_reads: dict[int, list[int]] = {}   # id(var) -> leaf refs
+        self.variables: dict[int, object] = {}      # id(var) -> var, watch order
+        self.watched_var_ids: set[int] = set()
+        self.notes: list[str] = []          # where gradient paths were cut
+
+    # -- leaves ---------------------------------------------------------------
+    def _leaf(self, t: Tensor) -> int:
+        ref = len(self.tensors)
+        self.ids[id(t)] = ref
+        self.tensors.append(t)
+        self.born.append(len(self.nodes))
+        self.producer.append(-1)
+        return ref
+
+    def watch_tensor(self, t: Tensor) -> None:
+        if id(t) not in self.ids:
+            self._leaf(t)
+
+    def watch_variable(self, var) -> None:
+        self.watched_var_ids.add(id(var))
+        self.variables.setdefault(id(var), var)
+
+    def _on_read(self, var, t: Tensor) -> None:
+        vid = id(var)
+        if vid in self.watched_var_ids or (
+                self._watch_accessed and var._trainable and _float_out(t)):
+            self.variables.setdefault(vid, var)
+            self.var_reads.setdefault(vid, []).append(self._leaf(t))
+
+    def is_tracked(self, t) -> bool:
+        return type(t) is Tensor and id(t) in self.ids
+
+    # -- recording (called by the dispatcher for every op while recording) -----
+    def _record(self, info, params, objs, out) -> None:
+        ids = self.ids
+        for o in objs:
+            if type(o) is Tensor and id(o) in ids:
+                break
+        else:
+            return
+        if not info.differentiable:
+            self.notes.append(f"`{info.name}` (no gradient, as in TF) consumed a "
+                              "tracked tensor")
+            return
+        outs = (out,) if type(out) is Tensor else jax.tree_util.tree_leaves(out)
+        if not any(_float_out(t) for t in outs):
+            self.notes.append(f"`{info.name}` produced only integer/bool outputs from "
+                              "a tracked tensor")
+            return
+        ins = []
+        for o in objs:
+            r = ids.get(id(o)) if type(o) is Tensor else None
+            ins.append(self._const(o) if r is None else r)
+        k = len(self.nodes)
+        out_refs = []
+        for t in outs:
+            if _float_out(t):
+                ref = len(self.tensors)
+                ids[id(t)] = ref
+                self.tensors.append(t)
+                self.born.append(k)
+                self.producer.append(k)
+                out_refs.append(ref)
+            else:
+                out_refs.append(-1)
+        self.nodes.append((info.fn, params, tuple(ins),
+                           tuple(out_refs), type(out) is not Tensor))
+
+    def _const(self, o) -> int:
+        # Deduplicated by identity: the literal `1.0` of a loop is one constant.
+        k = self._const_ids.get(id(o))
+        if k is None:
+            k = len(self.consts)
+            self._const_ids[id(o)] = k
+            self.consts.append(o)
+        return ~k
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+class _CaptureReads:
+    """A pseudo-tape that only collects the variables read (for custom_gradient)."""
+
+    def __init__(self):
+        self.variables: dict[int, object] = {}
+        self.reads: list = []
+
+    def _on_read(self, var, t) -> None:
+        self.variables.setdefault(id(var), var)
+        self.reads.append((var, t))
+
+    def _record(self, info, params, objs, out) -> None:
+        pass
+
+
+def read_variable(var) -> Tensor:
+    """The recording read installed as `context.hooks.read_variable`."""
+    t = Tensor(var._read_raw())
+    for tape in _state.tapes:
+        tape._on_read(var, t)
+    return t
+
+
+def numpy_escape(t: Tensor) -> None:
+    """Warns when a tracked tensor leaves for NumPy while a tape records."""
+    for tape in _state.tapes:
+        if isinstance(tape, Recorder) and id(t) in tape.ids:
+            tape.note(f"a tracked tensor of shape {tuple(t.shape)} was converted to "
+                      "NumPy; values computed from it are constants to the tape")
+            warnings.warn(
+                f"A tensor of shape {tuple(t.shape)} watched by a recording "
+                "GradientTape was converted to NumPy; gradients do not flow through "
+                "NumPy values, so anything computed from the result counts as a "
+                "constant (e.g. `jaxtape.constant(x.numpy() * 2) * x` has gradient "
+                "2x, not 4x). Keep the computation in jaxtape ops, or use "
+                "`jaxtape.stop_gradient(x)` to cut the path on purpose.",
+                NumpyEscapeWarning, stacklevel=3)
+            return
+
+
+context.hooks.read_variable = read_variable
+context.hooks.numpy_escape = numpy_escape

@@ -1,0 +1,76 @@
+"""Thread-local context stacks: active tapes, name scopes, device; and upward hooks.
+
+Layer L0. Lower layers never import upper ones: where they must call up (the
+tape's record hook, variable creators), the upper layer installs a hook here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+
+class _State(threading.local):
+    def __init__(self):
+        # Tapes currently recording, innermost last. The dispatcher's fast path
+        # is `if _state.tapes:`; keep it a plain list.
+        self.tapes: list = []
+        self.name_scope: list[str] = []
+        self.device = None  # a jax.Device or None (JAX's default placement)
+        self.device_spec: str | None = None
+        self.init_scope_depth = 0
+
+
+state = _State()
+
+
+def current_name_scope() -> str:
+    """The active name-scope prefix, e.g. `'outer/inner/'` ('' at top level)."""
+    return "".join(s + "/" for s in state.name_scope)
+
+
+@contextlib.contextmanager
+def push_name_scope(name: str):
+    """Pushes one name-scope component (`jaxtape.name_scope` builds on this)."""
+    state.name_scope.append(name)
+    try:
+        yield current_name_scope()
+    finally:
+        state.name_scope.pop()
+
+
+@contextlib.contextmanager
+def absolute_name_scope(prefix: str):
+    """Replaces the whole scope stack by `prefix` (TF's `name_scope('a/b/')`)."""
+    saved = state.name_scope
+    state.name_scope = [p for p in prefix.split("/") if p]
+    try:
+        yield current_name_scope()
+    finally:
+        state.name_scope = saved
+
+
+@contextlib.contextmanager
+def paused_tapes():
+    """Runs its body with no tape recording (used by `init_scope`, `stop_recording`)."""
+    saved = state.tapes
+    state.tapes = []
+    try:
+        yield
+    finally:
+        state.tapes = saved
+
+
+class Hooks:
+    """Functions installed by upper layers; defaults keep L0/L1 usable alone."""
+
+    # Called with a Variable when it is read by an op while tapes record;
+    # returns the value to use (a Tensor registered as a leaf on those tapes).
+    read_variable = None
+    # The class of Variables (state layer); lets the dispatcher unwrap them.
+    variable_type: type | None = None
+    # Called as warn_numpy_escape(tensor) when a tracked tensor goes to NumPy.
+    numpy_escape = None
+
+
+hooks = Hooks()

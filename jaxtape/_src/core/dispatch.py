@@ -1,0 +1,352 @@
+"""The one dispatcher: every public op is a pure jnp body behind `op(...)`.
+
+`op` turns a pure function of `jax.Array`s into a public op with the same
+signature. A call unwraps inputs (Tensor -> value, Variable -> a read, Python
+and NumPy values converted by TF's rules), runs the body, wraps the outputs in
+Tensors, and hands the call to each recording tape, which appends a node when
+one of the inputs is tracked on it. Op authors never touch the tape.
+
+Layer L0: imports only `core`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxtape._src.core import context, dtypes, errors
+from jaxtape._src.core.tensor import Tensor
+
+_state = context.state
+_hooks = context.hooks
+_PY_SCALARS = (float, int, bool, complex)
+
+
+class OpInfo:
+    """What the dispatcher knows about one op (fixed at definition time)."""
+
+    __slots__ = ("fn", "name", "same_dtype", "differentiable")
+
+    def __init__(self, fn, name, same_dtype, differentiable):
+        self.fn = fn  # the primitive recorded on tapes: fn(*input_values, *params)
+        self.name = name
+        self.same_dtype = same_dtype
+        self.differentiable = differentiable
+
+
+# -- conversion ------------------------------------------------------------------
+def to_value(x, dtype=None):
+    """A `jax.Array`/NumPy value for any tensor-like, by TF's conversion rules.
+
+    Python floats become float32, ints int32 (int64 when too large), NumPy
+    arrays keep their dtype; `dtype` (a NumPy dtype) overrides.
+    """
+    t = type(x)
+    if t is Tensor:
+        v = x._value
+        if dtype is not None and v.dtype != dtype:
+            raise errors.invalid_argument(
+                f"Tensor conversion requested dtype {_tf_name(dtype)} for a Tensor "
+                f"with dtype {_tf_name(v.dtype)}. Use `jaxtape.cast` to convert.")
+        return v
+    if _hooks.variable_type is not None and isinstance(x, _hooks.variable_type):
+        return to_value(x.read_value(), dtype)
+    if isinstance(x, jax.Array):
+        return x if dtype is None else x.astype(dtype)
+    if dtype is None:
+        dtype = dtypes.default_for_python(x)
+        if dtype is not None and dtype.kind == "i":
+            dtype = _fit_int(x, dtype)
+    elif t in _PY_SCALARS:
+        _check_python_scalar(x, dtype)
+    try:
+        return np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError(
+            f"Cannot convert {_short(x)} to a Tensor: {e}. Pass numbers, nested "
+            "lists of numbers, NumPy arrays or Tensors.") from None
+
+
+def _fit_int(x, dtype):
+    try:
+        big = np.max(np.abs(np.asarray(x, dtype=object))) if x != [] else 0
+    except (TypeError, ValueError):
+        return dtype
+    return np.dtype(np.int64) if big > np.iinfo(np.int32).max else dtype
+
+
+def _check_python_scalar(x, dtype):
+    if dtype.kind in "iub" and isinstance(x, float) and not float(x).is_integer():
+        raise TypeError(
+            f"Cannot convert {x!r} to EagerTensor of dtype {_tf_name(dtype)}: the "
+            "value is not an integer. Cast the tensor to a float dtype first.")
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) < 60 else text[:57] + "..."
+
+
+_TF_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
+
+
+def _tf_name(np_dtype) -> str:
+    name = np.dtype(np_dtype).name
+    return _TF_NAMES.get(name, name)
+
+
+def _dtype_of(x):
+    t = type(x)
+    if t is Tensor:
+        return x._value.dtype
+    if t in _PY_SCALARS or t is list or t is tuple:
+        return None
+    return getattr(x, "dtype", None)
+
+
+def _unify(info: OpInfo, args: tuple) -> list:
+    """TF's binary-op rule: non-tensors take the tensors' dtype; tensors must agree."""
+    target = None
+    for a in args:
+        if type(a) is Tensor or isinstance(a, _var_type()):
+            target = np.dtype(a.dtype.as_numpy_dtype) if type(a) is not Tensor \
+                else a._value.dtype
+            break
+    if target is None:
+        for a in args:
+            d = _dtype_of(a)
+            if d is not None:
+                target = np.dtype(d)
+                break
+    if target is None:
+        target = to_value(args[0]).dtype
+    out = []
+    for i, a in enumerate(args):
+        t = type(a)
+        if t is Tensor:
+            if a._value.dtype != target:
+                raise _mismatch(info, i, target, a._value.dtype)
+            out.append(a)
+        elif isinstance(a, _var_type()):
+            if np.dtype(a.dtype.as_numpy_dtype) != target:
+                raise _mismatch(info, i, target, a.dtype.as_numpy_dtype)
+            out.append(a)
+        elif t in _PY_SCALARS:
+            _check_python_scalar(a, target)
+            out.append(a)  # weakly typed: jnp keeps the tensor's dtype
+        else:
+            out.append(to_value(a, target))
+    return out
+
+
+def _mismatch(info, i, want, got):
+    return errors.invalid_argument(
+        f"cannot compute {info.name} as input #{i}(zero-based) was expected to be a "
+        f"{_tf_name(want)} tensor but is a {_tf_name(got)} tensor. Cast one side with "
+        f"`jaxtape.cast(x, jaxtape.{np.dtype(want).name})`; jaxtape, like TensorFlow, "
+        "does not promote dtypes in binary ops.", info.name)
+
+
+def _var_type():
+    return _hooks.variable_type or ()
+
+
+# -- the dispatcher ---------------------------------------------------------------
+def dispatch(info: OpInfo, args: tuple, params: tuple):
+    """Runs one op: unwrap `args`, call `info.fn(*values, *params)`, wrap, record."""
+    if info.same_dtype:
+        args = _unify(info, args)
+    tapes = _state.tapes
+    if not tapes:
+        vals = [a._value if type(a) is Tensor else _slow_value(a) for a in args]
+        out = info.fn(*vals, *params)
+        if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
+            return _wrap(out)
+        return Tensor(out)
+    # Recording path: variables are read through the tapes (each read a leaf).
+    objs = [a if type(a) is Tensor else _slow_input(a) for a in args]
+    vals = [o._value if type(o) is Tensor else o for o in objs]
+    out = _wrap(info.fn(*vals, *params))
+    for tape in tapes:
+        tape._record(info, params, objs, out)
+    return out
+
+
+def dispatch_raw(info: OpInfo, objs: list, params: tuple):
+    """Like `dispatch` for already-converted inputs (Tensors or raw values).
+
+    Used by the autodiff layer for ops whose inputs are recorded constants: a
+    Python scalar stays a weakly typed Python scalar.
+    """
+    vals = [o._value if type(o) is Tensor else o for o in objs]
+    out = _wrap(info.fn(*vals, *params))
+    for tape in _state.tapes:
+        tape._record(info, params, objs, out)
+    return out
+
+
+def _slow_value(a):
+    if type(a) in _PY_SCALARS or type(a) is list or type(a) is tuple:
+        return to_value(a)
+    if isinstance(a, _var_type()):
+        return a._read_raw()
+    return a  # NumPy / jax arrays keep their dtype
+
+
+def _slow_input(a):
+    if isinstance(a, _var_type()):
+        return _hooks.read_variable(a)
+    if type(a) in _PY_SCALARS or type(a) is list or type(a) is tuple:
+        return to_value(a)
+    return a
+
+
+def _wrap(out):
+    if isinstance(out, tuple):
+        items = [_wrap(o) for o in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+    if isinstance(out, list):
+        return [_wrap(o) for o in out]
+    return Tensor(out)
+
+
+# -- op definition ----------------------------------------------------------------
+class _ListCall:
+    """Primitive for ops whose first input is a list (`concat`, `stack`, `add_n`)."""
+
+    __slots__ = ("body", "n_params", "__name__")
+
+    def __init__(self, body, n_params):
+        self.body = body
+        self.n_params = n_params
+        self.__name__ = body.__name__
+
+    def __call__(self, *args):
+        k = len(args) - self.n_params
+        return self.body(list(args[:k]), *args[k:])
+
+
+def op(name: str | None = None, *, inputs: tuple[str, ...] | str | None = None,
+       same_dtype: bool = False, differentiable: bool = True):
+    """Decorator: makes a public op of a pure body `body(*inputs, *params)`.
+
+    Args:
+      name: the TF op name used in error messages (`"AddV2"`).
+      inputs: the tensor-valued parameters, in order; a single string names one
+        list-valued input (`"values"` for `concat`). Default: the parameters
+        without a default value. All other parameters except `name` are static
+        params (hashable: axis, shape, dtype...).
+      same_dtype: apply TF's binary-op dtype rule to the inputs.
+      differentiable: False for ops whose outputs carry no gradient (argmax,
+        comparisons, round); such ops are never recorded, as in TF.
+    """
+
+    def decorate(body):
+        sig = inspect.signature(body)
+        names = [p for p in sig.parameters]
+        listed = isinstance(inputs, str)
+        if inputs is None:
+            in_names = [p for p, v in sig.parameters.items()
+                        if v.default is inspect.Parameter.empty]
+        else:
+            in_names = [inputs] if listed else list(inputs)
+        param_names = [p for p in names if p not in in_names and p != "name"]
+        if names[: len(in_names)] != in_names:
+            raise TypeError(f"{body.__name__}: inputs must be the leading parameters")
+        fn = _ListCall(body, len(param_names)) if listed else body
+        info = OpInfo(fn, name or body.__name__, same_dtype, differentiable)
+        env: dict[str, Any] = {"_dispatch": dispatch, "_info": info}
+        sig_parts = []
+        for p, v in sig.parameters.items():
+            if v.default is inspect.Parameter.empty:
+                sig_parts.append(p)
+            else:
+                env[f"_d_{p}"] = v.default
+                sig_parts.append(f"{p}=_d_{p}")
+        ins = f"tuple({in_names[0]})" if listed else "(" + "".join(
+            f"{n}, " for n in in_names) + ")"
+        ps = "(" + "".join(f"{n}, " for n in param_names) + ")"
+        src = (f"def {body.__name__}({', '.join(sig_parts)}):\n"
+               f"    return _dispatch(_info, {ins}, {ps})\n")
+        exec(compile(src, f"<jaxtape op {body.__name__}>", "exec"), env)
+        public = env[body.__name__]
+        public.__doc__ = body.__doc__
+        public.__module__ = body.__module__
+        public.__qualname__ = body.__qualname__
+        public.__wrapped__ = body
+        public._jaxtape_op = info
+        return public
+
+    return decorate
+
+
+# -- user-registered JAX functions -----------------------------------------------
+class _PositionalCall:
+    """Primitive for a registered JAX function: static args are params, by position."""
+
+    __slots__ = ("fn", "__name__")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "jax_function")
+
+    def __eq__(self, other):
+        return isinstance(other, _PositionalCall) and other.fn is self.fn
+
+    def __hash__(self):
+        return hash(self.fn)
+
+    def __call__(self, *args):
+        *vals, layout, statics, kwargs = args
+        it_v, it_s = iter(vals), iter(statics)
+        full = [next(it_v) if is_input else next(it_s) for is_input in layout]
+        return self.fn(*full, **dict(kwargs))
+
+
+def _is_array_input(a) -> bool:
+    return (type(a) is Tensor or isinstance(a, (jax.Array, np.ndarray, np.generic))
+            or isinstance(a, _var_type()))
+
+
+def register_op(fn=None, *, name: str | None = None, differentiable: bool = True):
+    """Registers a pure JAX function as a recorded jaxtape op.
+
+    Positional arguments that are Tensors, Variables or arrays become recorded
+    inputs; every other argument (Python numbers, tuples, strings, keyword
+    arguments) is a static parameter. Works with `jax.custom_vjp` functions:
+    the tape differentiates through whatever JAX differentiates.
+
+    >>> @jaxtape.register_op
+    ... def smooth_abs(x, eps=1e-3):
+    ...     return jnp.sqrt(x * x + eps)
+    """
+
+    def decorate(f):
+        prim = _PositionalCall(f)
+        info = OpInfo(prim, name or prim.__name__, False, differentiable)
+
+        def public(*args, **kwargs):
+            layout = tuple(_is_array_input(a) for a in args)
+            ins = tuple(a for a, i in zip(args, layout) if i)
+            statics = tuple(_freeze(a) for a, i in zip(args, layout) if not i)
+            return dispatch(info, ins, (layout, statics, tuple(sorted(
+                (k, _freeze(v)) for k, v in kwargs.items()))))
+
+        public.__name__ = prim.__name__
+        public.__doc__ = getattr(f, "__doc__", None)
+        public.__wrapped__ = f
+        public._jaxtape_op = info
+        return public
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def _freeze(v):
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    return v

@@ -1,0 +1,258 @@
+"""`Tensor`: an immutable wrapper around one `jax.Array`; `TensorShape`, `TensorSpec`.
+
+Layer L0. Operators (`+`, `@`, indexing, ...) are installed by `ops/tensor_methods`
+so that this module never imports the op layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxtape._src.core import context, dtypes
+
+
+class TensorShape(tuple):
+    """TF's `TensorShape`: a tuple of ints (or None for an unknown dimension)."""
+
+    def __new__(cls, dims=None):
+        if dims is None:
+            return super().__new__(cls, ())
+        if isinstance(dims, int):
+            dims = (dims,)
+        return super().__new__(cls, (None if d is None else int(d) for d in dims))
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    ndims = rank
+
+    @property
+    def dims(self) -> list:
+        return list(self)
+
+    def as_list(self) -> list:
+        return list(self)
+
+    def num_elements(self) -> int | None:
+        if None in self:
+            return None
+        return int(np.prod(self, dtype=np.int64))
+
+    def is_fully_defined(self) -> bool:
+        return None not in self
+
+    def is_compatible_with(self, other) -> bool:
+        other = TensorShape(other)
+        return len(self) == len(other) and all(
+            a is None or b is None or a == b for a, b in zip(self, other))
+
+    def concatenate(self, other) -> TensorShape:
+        return TensorShape(tuple(self) + tuple(TensorShape(other)))
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        return TensorShape(out) if isinstance(key, slice) else out
+
+    def __repr__(self) -> str:
+        return f"TensorShape({list(self)})"
+
+    def __str__(self) -> str:
+        if len(self) == 1:
+            return f"({'None' if self[0] is None else self[0]},)"
+        return "(" + ", ".join("None" if d is None else str(d) for d in self) + ")"
+
+
+class Reference:
+    """A hashable handle to a Tensor or Variable (`x.ref()`), as in TF."""
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self) -> int:
+        return id(self._obj)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Reference) and other._obj is self._obj
+
+    def __repr__(self) -> str:
+        return f"<Reference wrapping {self._obj!r}>"
+
+
+class Tensor:
+    """An immutable multidimensional array, TF's eager `tf.Tensor`.
+
+    Holds one `jax.Array` (or a tracer inside `jaxtape.function`). Created by
+    ops and by `jaxtape.constant`; never constructed by users directly.
+
+    >>> jaxtape.constant(6.0)
+    <jaxtape.Tensor: shape=(), dtype=float32, numpy=6.0>
+    """
+
+    __slots__ = ("_value", "__weakref__")
+    __array_priority__ = 100  # NumPy defers `ndarray + Tensor` to us
+
+    def __init__(self, value):
+        self._value = value
+
+    # -- metadata -----------------------------------------------------------
+    @property
+    def value(self):
+        """The underlying `jax.Array` (jaxtape extension)."""
+        return self._value
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return dtypes.of_array(self._value.dtype)
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._value.shape)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def device(self) -> str:
+        return device_string(self._value)
+
+    @property
+    def name(self) -> str:
+        raise AttributeError(
+            "Tensor.name is undefined when eager execution is enabled (as in TF).")
+
+    def ref(self) -> Reference:
+        return Reference(self)
+
+    def experimental_ref(self) -> Reference:
+        return Reference(self)
+
+    # -- conversion ---------------------------------------------------------
+    def numpy(self):
+        """The value as a NumPy array (a NumPy scalar for rank 0), like TF."""
+        if context.state.tapes and context.hooks.numpy_escape is not None:
+            context.hooks.numpy_escape(self)
+        out = np.asarray(self._value)
+        return out[()] if out.ndim == 0 else out
+
+    def __array__(self, dtype=None, copy=None):
+        if context.state.tapes and context.hooks.numpy_escape is not None:
+            context.hooks.numpy_escape(self)
+        out = np.asarray(self._value)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __jax_array__(self):
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        if not self.dtype.is_integer:
+            raise TypeError(
+                f"Only integer tensors can be used as an index; got dtype "
+                f"{self.dtype.name}. Cast first with `jaxtape.cast(x, jaxtape.int32)`.")
+        return int(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __len__(self) -> int:
+        if not self._value.shape:
+            raise TypeError("len() of unsized object: a scalar Tensor has no length.")
+        return self._value.shape[0]
+
+    def __hash__(self):
+        raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
+
+    # -- printing -----------------------------------------------------------
+    def __repr__(self) -> str:
+        return (f"<jaxtape.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
+                f"numpy={_numpy_text(self._value, is_repr=True)}>")
+
+    def __str__(self) -> str:
+        return (f"jaxtape.Tensor({_numpy_text(self._value, is_repr=False)}, "
+                f"shape={self.shape}, dtype={self.dtype.name})")
+
+    def __format__(self, spec: str) -> str:
+        if spec and not self._value.shape:
+            return format(self.numpy(), spec)
+        return str(self) if not spec else format(str(self), spec)
+
+
+def _numpy_text(value, is_repr: bool) -> str:
+    try:
+        host = np.asarray(value)
+    except Exception:  # a tracer inside jaxtape.function
+        return f"<traced {value.shape} {value.dtype}>"
+    if host.ndim == 0:
+        text = repr(host.item()) if is_repr else str(host.item())
+        if host.dtype.kind == "b":
+            text = str(bool(host))
+    else:
+        text = repr(host) if is_repr else str(host)
+    if "\n" in text:
+        text = "\n" + text
+    return text
+
+
+def device_string(value) -> str:
+    """TF's device string for where a jax array lives (CPU:0, GPU:1, ...)."""
+    try:
+        devices = value.devices()
+    except Exception:
+        return ""
+    if len(devices) != 1:
+        return ""
+    d = next(iter(devices))
+    kind = "GPU" if d.platform in ("gpu", "cuda", "rocm") else d.platform.upper()
+    return f"/job:localhost/replica:0/task:0/device:{kind}:{d.id}"
+
+
+class TensorSpec:
+    """Describes a tensor's shape and dtype (`jaxtape.TensorSpec`), TF's `TensorSpec`."""
+
+    __slots__ = ("_shape", "_dtype", "_name")
+
+    def __init__(self, shape, dtype=dtypes.float32, name: str | None = None):
+        self._shape = TensorShape(shape)
+        self._dtype = dtypes.as_dtype(dtype)
+        self._name = name
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    name = property(lambda self: self._name)
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None) -> TensorSpec:
+        return cls(tensor.shape, tensor.dtype, name)
+
+    def is_compatible_with(self, spec_or_tensor) -> bool:
+        return (self._dtype == spec_or_tensor.dtype
+                and self._shape.is_compatible_with(spec_or_tensor.shape))
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, TensorSpec) and self._shape == other._shape
+                and self._dtype == other._dtype and self._name == other._name)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self._shape), self._dtype, self._name))
+
+    def __repr__(self) -> str:
+        return (f"TensorSpec(shape={self._shape}, dtype={self._dtype!r}, "
+                f"name={self._name!r})")

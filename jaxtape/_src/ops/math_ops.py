@@ -1,0 +1,585 @@
+"""Element-wise math, reductions and products (TF's `math_ops`), as pure jnp bodies.
+
+Layer L1: imports `core` only. Each public op is a pure function of `jax.Array`s
+behind `dispatch.op`; non-differentiable ones live in `nondiff.py`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxtape._src.core import dtypes
+from jaxtape._src.core.dispatch import op
+
+
+def _axis(axis):
+    """A static axis argument (int, list, tuple, array or None) as int/tuple/None."""
+    if axis is None or isinstance(axis, int):
+        return axis
+    arr = np.asarray(axis)
+    return int(arr) if arr.ndim == 0 else tuple(int(a) for a in arr.reshape(-1))
+
+
+# -- binary arithmetic (TF's dtype rule: both sides must agree) ---------------------
+@op("AddV2", same_dtype=True)
+def add(x, y, name=None):
+    """Returns `x + y` element-wise, with broadcasting."""
+    return jnp.add(x, y)
+
+
+@op("Sub", same_dtype=True)
+def subtract(x, y, name=None):
+    """Returns `x - y` element-wise."""
+    return jnp.subtract(x, y)
+
+
+@op("Mul", same_dtype=True)
+def multiply(x, y, name=None):
+    """Returns `x * y` element-wise."""
+    return jnp.multiply(x, y)
+
+
+def _truediv_dtype(dt):
+    dt = np.dtype(dt)
+    if dt.kind in "iu":
+        return np.float64 if dt.itemsize >= 4 else np.float32
+    return None
+
+
+@op("RealDiv", same_dtype=True)
+def truediv(x, y, name=None):
+    """Returns `x / y`; integers are divided as floats (int32 -> float64), as in TF."""
+    target = _truediv_dtype(jnp.result_type(x))
+    if target is not None:
+        x, y = jnp.asarray(x, target), jnp.asarray(y, target)
+    return jnp.true_divide(x, y)
+
+
+divide = truediv
+
+
+@op("FloorDiv", same_dtype=True)
+def floordiv(x, y, name=None):
+    """Returns `floor(x / y)` element-wise (Python's `//`)."""
+    return jnp.floor_divide(x, y)
+
+
+@op("FloorMod", same_dtype=True)
+def floormod(x, y, name=None):
+    """Returns the remainder of floor division (Python's `%`)."""
+    return jnp.mod(x, y)
+
+
+mod = floormod
+
+
+@op("Pow", same_dtype=True)
+def pow(x, y, name=None):  # noqa: A001 - TF's public name
+    """Returns `x ** y` element-wise."""
+    return jnp.power(x, y)
+
+
+@op("Maximum", same_dtype=True)
+def maximum(x, y, name=None):
+    """Returns the element-wise maximum of `x` and `y`."""
+    return jnp.maximum(x, y)
+
+
+@op("Minimum", same_dtype=True)
+def minimum(x, y, name=None):
+    """Returns the element-wise minimum of `x` and `y`."""
+    return jnp.minimum(x, y)
+
+
+@op("SquaredDifference", same_dtype=True)
+def squared_difference(x, y, name=None):
+    """Returns `(x - y) * (x - y)` element-wise."""
+    d = jnp.subtract(x, y)
+    return d * jnp.conj(d) if jnp.iscomplexobj(d) else d * d
+
+
+@op("DivNoNan", same_dtype=True)
+def divide_no_nan(x, y, name=None):
+    """Returns `x / y`, or 0 where `y` is 0."""
+    safe = jnp.where(y == 0, jnp.ones_like(y), y)
+    return jnp.where(y == 0, jnp.zeros_like(jnp.true_divide(x, safe)),
+                     jnp.true_divide(x, safe))
+
+
+@op("Atan2", same_dtype=True)
+def atan2(y, x, name=None):
+    """Returns `atan(y / x)` with the quadrant taken from the signs."""
+    return jnp.arctan2(y, x)
+
+
+@op("Xdivy", same_dtype=True)
+def xdivy(x, y, name=None):
+    """Returns 0 where `x == 0`, else `x / y`."""
+    return jnp.where(x == 0, jnp.zeros_like(x), x / jnp.where(x == 0, 1, y))
+
+
+@op("Xlogy", same_dtype=True)
+def xlogy(x, y, name=None):
+    """Returns 0 where `x == 0`, else `x * log(y)`."""
+    return jax.scipy.special.xlogy(x, y)
+
+
+# -- unary element-wise -------------------------------------------------------------
+@op("Neg")
+def negative(x, name=None):
+    """Returns `-x` element-wise."""
+    return jnp.negative(x)
+
+
+@op("Abs")
+def abs(x, name=None):  # noqa: A001 - TF's public name
+    """Returns `|x|` element-wise (the magnitude, as a real dtype, for complex)."""
+    return jnp.abs(x)
+
+
+@op("Sign")
+def sign(x, name=None):
+    """Returns -1, 0 or 1 element-wise; its gradient is zero, as in TF."""
+    return jnp.sign(x)
+
+
+@op("Square")
+def square(x, name=None):
+    """Returns `x * x` element-wise."""
+    return jnp.square(x)
+
+
+@jax.custom_vjp
+def _sqrt_tf(x):
+    return jnp.sqrt(x)
+
+
+def _sqrt_fwd(x):
+    y = jnp.sqrt(x)
+    return y, y
+
+
+def _sqrt_bwd(y, g):
+    # TF's SqrtGrad: a zero upstream gradient stays zero even where y == 0, so
+    # `where(x > 0, sqrt(x), 0.)` at 0 has gradient 0, not NaN.
+    safe = jnp.where(g == 0, jnp.ones_like(y), y)
+    return (jnp.where(g == 0, jnp.zeros_like(g), g * 0.5 / jnp.conj(safe)),)
+
+
+_sqrt_tf.defvjp(_sqrt_fwd, _sqrt_bwd)
+_sqrt_tf.forward_mode = jnp.sqrt  # jvp replay (ForwardAccumulator) uses plain sqrt
+
+
+@op("Sqrt")
+def sqrt(x, name=None):
+    """Returns the square root of `x` element-wise.
+
+    Differences from JAX: the gradient is 0 wherever the incoming gradient is 0
+    (TF's rule), so `jaxtape.where(x > 0, jaxtape.sqrt(x), 0.)` is NaN-free at 0.
+    """
+    return _sqrt_tf(x)
+
+
+sqrt.__wrapped__.forward_mode = lambda x: jnp.sqrt(x)
+
+
+@op("Rsqrt")
+def rsqrt(x, name=None):
+    """Returns `1 / sqrt(x)` element-wise."""
+    return lax.rsqrt(x)
+
+
+@op("Exp")
+def exp(x, name=None):
+    """Returns `e ** x` element-wise."""
+    return jnp.exp(x)
+
+
+@op("Expm1")
+def expm1(x, name=None):
+    """Returns `exp(x) - 1` element-wise."""
+    return jnp.expm1(x)
+
+
+@op("Log")
+def log(x, name=None):
+    """Returns the natural logarithm of `x` element-wise."""
+    return jnp.log(x)
+
+
+@op("Log1p")
+def log1p(x, name=None):
+    """Returns `log(1 + x)` element-wise."""
+    return jnp.log1p(x)
+
+
+@op("Sin")
+def sin(x, name=None):
+    """Returns `sin(x)` element-wise."""
+    return jnp.sin(x)
+
+
+@op("Cos")
+def cos(x, name=None):
+    """Returns `cos(x)` element-wise."""
+    return jnp.cos(x)
+
+
+@op("Tan")
+def tan(x, name=None):
+    """Returns `tan(x)` element-wise."""
+    return jnp.tan(x)
+
+
+@op("Asin")
+def asin(x, name=None):
+    """Returns `arcsin(x)` element-wise."""
+    return jnp.arcsin(x)
+
+
+@op("Acos")
+def acos(x, name=None):
+    """Returns `arccos(x)` element-wise."""
+    return jnp.arccos(x)
+
+
+@op("Atan")
+def atan(x, name=None):
+    """Returns `arctan(x)` element-wise."""
+    return jnp.arctan(x)
+
+
+@op("Sinh")
+def sinh(x, name=None):
+    """Returns `sinh(x)` element-wise."""
+    return jnp.sinh(x)
+
+
+@op("Cosh")
+def cosh(x, name=None):
+    """Returns `cosh(x)` element-wise."""
+    return jnp.cosh(x)
+
+
+@op("Tanh")
+def tanh(x, name=None):
+    """Returns `tanh(x)` element-wise."""
+    return jnp.tanh(x)
+
+
+@op("Sigmoid")
+def sigmoid(x, name=None):
+    """Returns `1 / (1 + exp(-x))` element-wise."""
+    return jax.nn.sigmoid(x)
+
+
+@op("Reciprocal")
+def reciprocal(x, name=None):
+    """Returns `1 / x` element-wise."""
+    return jnp.reciprocal(x)
+
+
+@op("Erf")
+def erf(x, name=None):
+    """Returns the Gauss error function of `x` element-wise."""
+    return jax.scipy.special.erf(x)
+
+
+@op("Lgamma")
+def lgamma(x, name=None):
+    """Returns `log(|gamma(x)|)` element-wise."""
+    return jax.scipy.special.gammaln(x)
+
+
+@op("Softplus")
+def softplus(features, name=None):
+    """Computes `log(exp(features) + 1)` element-wise."""
+    return jax.nn.softplus(features)
+
+
+@op("Conj")
+def conj(x, name=None):
+    """Returns the complex conjugate of `x`."""
+    return jnp.conj(x)
+
+
+@op("Real")
+def real(input, name=None):  # noqa: A002 - TF's argument name
+    """Returns the real part of a complex tensor."""
+    return jnp.real(input)
+
+
+@op("Imag")
+def imag(input, name=None):  # noqa: A002
+    """Returns the imaginary part of a complex tensor."""
+    return jnp.imag(input)
+
+
+@op("Complex", same_dtype=True)
+def complex(real, imag, name=None):  # noqa: A001
+    """Builds a complex tensor from real and imaginary parts."""
+    return lax.complex(real, imag)
+
+
+# -- reductions ------------------------------------------------------------------
+@op("Sum")
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes the sum of elements across dimensions of a tensor.
+
+    Args:
+      input_tensor: The tensor to reduce. Should have numeric type.
+      axis: Dimensions to reduce. `None` reduces all dimensions.
+      keepdims: If true, keep reduced dimensions with length 1.
+      name: Accepted for TensorFlow compatibility; ignored.
+
+    >>> jaxtape.reduce_sum(jaxtape.constant([[1., 2.], [3., 4.]]), axis=0)
+    <jaxtape.Tensor: shape=(2,), dtype=float32, numpy=array([4., 6.], dtype=float32)>
+    """
+    x = input_tensor
+    return jnp.sum(x, axis=_axis(axis), keepdims=keepdims, dtype=x.dtype)
+
+
+@op("Mean")
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes the mean across dimensions; integer inputs give an integer mean as in TF."""
+    x = input_tensor
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        s = jnp.sum(x, axis=_axis(axis), keepdims=keepdims, dtype=x.dtype)
+        n = np.size(x) // max(np.size(s), 1)
+        return (s // n).astype(x.dtype)
+    return jnp.mean(x, axis=_axis(axis), keepdims=keepdims, dtype=x.dtype)
+
+
+@op("Max")
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes the maximum across dimensions (gradient split among ties, as TF)."""
+    return jnp.max(input_tensor, axis=_axis(axis), keepdims=keepdims)
+
+
+@op("Min")
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes the minimum across dimensions."""
+    return jnp.min(input_tensor, axis=_axis(axis), keepdims=keepdims)
+
+
+@op("Prod")
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes the product across dimensions."""
+    x = input_tensor
+    return jnp.prod(x, axis=_axis(axis), keepdims=keepdims, dtype=x.dtype)
+
+
+@op("ReduceLogSumExp")
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes `log(sum(exp(x)))` across dimensions, stably."""
+    return jax.nn.logsumexp(input_tensor, axis=_axis(axis), keepdims=keepdims)
+
+
+@op("ReduceVariance")
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes the (population) variance across dimensions."""
+    return jnp.var(input_tensor, axis=_axis(axis), keepdims=keepdims)
+
+
+@op("ReduceStd")
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Computes the (population) standard deviation across dimensions."""
+    return jnp.std(input_tensor, axis=_axis(axis), keepdims=keepdims)
+
+
+@op("Cumsum")
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative sum along `axis`, with TF's `exclusive` and `reverse` flags."""
+    axis = _axis(axis)
+    if reverse:
+        x = jnp.flip(x, axis)
+    out = jnp.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        out = out - x
+    return jnp.flip(out, axis) if reverse else out
+
+
+@op("Cumprod")
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative product along `axis`."""
+    axis = _axis(axis)
+    if reverse:
+        x = jnp.flip(x, axis)
+    if exclusive:
+        pad = [(0, 0)] * x.ndim
+        pad[axis] = (1, 0)
+        x = jnp.pad(x, pad, constant_values=1)
+        x = lax.slice_in_dim(x, 0, x.shape[axis] - 1, axis=axis)
+    out = jnp.cumprod(x, axis=axis, dtype=x.dtype)
+    return jnp.flip(out, axis) if reverse else out
+
+
+@op("AddN", inputs="inputs")
+def add_n(inputs, name=None):
+    """Adds all input tensors element-wise."""
+    out = inputs[0]
+    for x in inputs[1:]:
+        out = out + x
+    return out
+
+
+# -- products --------------------------------------------------------------------
+@op("MatMul", same_dtype=True)
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False,
+           adjoint_b=False, a_is_sparse=False, b_is_sparse=False,
+           output_type=None, name=None):
+    """Multiplies matrix `a` by matrix `b` (batched over leading dimensions)."""
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(
+            f"matmul needs tensors of rank >= 2; got shapes {a.shape} and {b.shape}. "
+            "Use `jaxtape.tensordot` or reshape a vector to a matrix.")
+    if transpose_a or adjoint_a:
+        a = jnp.swapaxes(a, -1, -2)
+        a = jnp.conj(a) if adjoint_a else a
+    if transpose_b or adjoint_b:
+        b = jnp.swapaxes(b, -1, -2)
+        b = jnp.conj(b) if adjoint_b else b
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: {list(b.shape)}."
+            " The inner dimensions must agree.")
+    return jnp.matmul(a, b)
+
+
+@op("TensorDot", same_dtype=True)
+def tensordot(a, b, axes, name=None):
+    """Tensor contraction of `a` and `b` over `axes` (an int or a pair of lists)."""
+    if not isinstance(axes, int):
+        axes = tuple(_axis(ax) if not isinstance(ax, int) else ax for ax in axes)
+    return jnp.tensordot(a, b, axes=axes)
+
+
+@op("Einsum", inputs="inputs", same_dtype=True)
+def _einsum(inputs, equation):
+    return jnp.einsum(equation, *inputs)
+
+
+def einsum(equation, *inputs, **kwargs):
+    """Tensor contraction over specified indices (TF's `einsum(equation, *inputs)`)."""
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"einsum got unexpected keyword arguments {sorted(kwargs)}.")
+    return _einsum(inputs, equation)
+
+
+@op("Cross", same_dtype=True)
+def cross(a, b, name=None):
+    """Pairwise cross product of vectors in the last dimension."""
+    return jnp.cross(a, b)
+
+
+# -- clipping and norms -----------------------------------------------------------
+@op("ClipByValue", same_dtype=True)
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Clips `t` to `[clip_value_min, clip_value_max]`."""
+    return jnp.minimum(jnp.maximum(t, clip_value_min), clip_value_max)
+
+
+@op("ClipByNorm")
+def _clip_by_norm(t, clip_norm, axes):
+    l2sum = jnp.sum(t * t, axis=axes, keepdims=True)
+    pred = l2sum > 0
+    l2sum_safe = jnp.where(pred, l2sum, jnp.ones_like(l2sum))
+    l2norm = jnp.where(pred, jnp.sqrt(l2sum_safe), l2sum)
+    clip = jnp.asarray(clip_norm, t.dtype)
+    return t * clip / jnp.maximum(l2norm, clip)
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """Rescales `t` so that its L2 norm (over `axes`) is at most `clip_norm`."""
+    return _clip_by_norm(t, clip_norm, _axis(axes))
+
+
+@op("GlobalNorm", inputs="t_list")
+def _global_norm(t_list):
+    return jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list))
+
+
+def global_norm(t_list, name=None):
+    """Returns `sqrt(sum(||t||^2 for t in t_list))`; None entries are ignored."""
+    return _global_norm([t for t in t_list if t is not None])
+
+
+@op("ClipByGlobalNorm", inputs="t_list")
+def _clip_by_global_norm(t_list, clip_norm):
+    norm = jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list))
+    clip = jnp.asarray(clip_norm, norm.dtype)
+    scale = clip * jnp.minimum(1.0 / norm, 1.0 / clip)
+    return (tuple(t * scale.astype(t.dtype) for t in t_list), norm)
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """Scales a list of tensors so that their global norm is at most `clip_norm`.
+
+    Returns `(list_clipped, global_norm)` as TF does; None entries stay None.
+    """
+    present = [i for i, t in enumerate(t_list) if t is not None]
+    if not present:
+        raise ValueError("clip_by_global_norm got no tensors (every entry is None).")
+    clipped, norm = _clip_by_global_norm([t_list[i] for i in present],
+                                         float(clip_norm) if use_norm is None
+                                         else float(clip_norm))
+    out = [None] * len(t_list)
+    for i, c in zip(present, clipped):
+        out[i] = c
+    return out, norm
+
+
+@op("Norm")
+def _norm(tensor, ord, axis, keepdims):
+    if ord == "euclidean":
+        ord = None if axis is None or isinstance(axis, int) else "fro"
+        if axis is None:
+            return jnp.sqrt(jnp.sum(jnp.real(tensor * jnp.conj(tensor)))).reshape(
+                (1,) * tensor.ndim if keepdims else ())
+    return jnp.linalg.norm(tensor, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+    """Vector or matrix norm (TF's `norm`: euclidean by default over all elements)."""
+    return _norm(tensor, ord, _axis(axis), bool(keepdims))
+
+
+@op("L2Normalize")
+def _l2_normalize(x, axis, epsilon):
+    sq = jnp.sum(jnp.square(x), axis=axis, keepdims=True)
+    return x * lax.rsqrt(jnp.maximum(sq, epsilon))
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """Normalizes `x` along `axis` by its L2 norm."""
+    return _l2_normalize(x, _axis(axis if dim is None else dim), float(epsilon))
+
+
+# -- casting ----------------------------------------------------------------------
+@op("Cast")
+def _cast(x, dtype):
+    if jnp.iscomplexobj(x) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        x = jnp.real(x)
+    return x.astype(dtype) if hasattr(x, "astype") else jnp.asarray(x, dtype)
+
+
+def cast(x, dtype, name=None):
+    """Casts `x` to `dtype`; casts to or from integers carry no gradient, as in TF."""
+    return _cast(x, dtypes.np_dtype(dtype))
+
+
+def saturate_cast(value, dtype, name=None):
+    """Casts `value` to `dtype`, clipping to its range first."""
+    np_dt = dtypes.np_dtype(dtype)
+    info = jnp.iinfo(np_dt) if jnp.issubdtype(np_dt, jnp.integer) else jnp.finfo(np_dt)
+    return cast(clip_by_value(value, float(info.min), float(info.max)), dtype)
+
+
+@op("Identity")
+def identity(input, name=None):  # noqa: A002
+    """Returns a tensor with the same value as `input` (recorded on tapes)."""
+    return jnp.asarray(input)

@@ -1,0 +1,279 @@
+"""Neural-network ops (TF's `tf.nn`): activations, losses, convolution, pooling. Layer L1.
+
+Dropout needs the stateful RNG and lives in `state/random_ops.py`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxtape._src.core.dispatch import op
+from jaxtape._src.ops.math_ops import _axis
+
+
+@op("Relu")
+def relu(features, name=None):
+    """Computes `max(features, 0)`."""
+    return jax.nn.relu(features)
+
+
+@op("Relu6")
+def relu6(features, name=None):
+    """Computes `min(max(features, 0), 6)`."""
+    return jnp.clip(features, 0, 6)
+
+
+@op("Elu")
+def elu(features, name=None):
+    """Computes `x` if `x > 0` else `exp(x) - 1`."""
+    return jax.nn.elu(features)
+
+
+@op("Selu")
+def selu(features, name=None):
+    """Scaled exponential linear unit, with TF's constants."""
+    return jax.nn.selu(features)
+
+
+@op("Gelu")
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit; exact (erf) by default, as in TF."""
+    return jax.nn.gelu(features, approximate=approximate)
+
+
+@op("LeakyRelu")
+def leaky_relu(features, alpha=0.2, name=None):
+    """Computes `x` if `x > 0` else `alpha * x` (alpha 0.2, TF's default)."""
+    return jnp.where(features > 0, features, features * alpha)
+
+
+@op("Silu")
+def silu(features, beta=1.0, name=None):
+    """Computes `x * sigmoid(beta * x)` (swish)."""
+    return features * jax.nn.sigmoid(beta * features)
+
+
+@op("Softsign")
+def softsign(features, name=None):
+    """Computes `x / (|x| + 1)`."""
+    return features / (jnp.abs(features) + 1)
+
+
+@op("Softmax")
+def softmax(logits, axis=None, name=None):
+    """Softmax along `axis` (the last by default)."""
+    return jax.nn.softmax(logits, axis=-1 if axis is None else _axis(axis))
+
+
+@op("LogSoftmax")
+def log_softmax(logits, axis=None, name=None):
+    """Log-softmax along `axis` (the last by default)."""
+    return jax.nn.log_softmax(logits, axis=-1 if axis is None else _axis(axis))
+
+
+@op("SigmoidCrossEntropyWithLogits", same_dtype=True)
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """`max(x, 0) - x * z + log(1 + exp(-|x|))` element-wise, TF's stable form."""
+    if labels.shape != logits.shape:
+        raise ValueError(
+            f"logits and labels must have the same shape; received logits shape "
+            f"{logits.shape} and labels shape {labels.shape}.")
+    return (jnp.maximum(logits, 0) - logits * labels
+            + jnp.log1p(jnp.exp(-jnp.abs(logits))))
+
+
+@op("SoftmaxCrossEntropyWithLogits", same_dtype=True)
+def _softmax_xent(labels, logits, axis):
+    if labels.shape != logits.shape:
+        raise ValueError(
+            f"logits and labels must have the same shape; received logits shape "
+            f"{logits.shape} and labels shape {labels.shape}.")
+    return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """Cross entropy between `labels` (a distribution) and `softmax(logits)`.
+
+    Differences from TensorFlow: gradients flow into `labels` too, as in TF2.
+    """
+    return _softmax_xent(labels, logits, _axis(axis))
+
+
+@op("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_softmax_xent(logits, labels):
+    if labels.shape != logits.shape[:-1]:
+        raise ValueError(
+            f"labels shape must equal logits shape without the last dimension; "
+            f"received labels {labels.shape} and logits {logits.shape}.")
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    idx = jnp.asarray(labels).astype(jnp.int32)[..., None]
+    return -jnp.take_along_axis(logp, idx, axis=-1)[..., 0]
+
+
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Cross entropy between integer class `labels` and `softmax(logits)`."""
+    return _sparse_softmax_xent(logits, labels)
+
+
+@op("L2Loss")
+def l2_loss(t, name=None):
+    """Computes `sum(t ** 2) / 2`."""
+    return jnp.sum(jnp.square(t)) / 2
+
+
+@op("BiasAdd")
+def bias_add(value, bias, data_format=None, name=None):
+    """Adds a 1-D `bias` along the channel dimension of `value`."""
+    if data_format is not None and data_format.startswith("NC"):
+        return value + jnp.reshape(bias, (-1,) + (1,) * (value.ndim - 2))
+    if bias.shape[-1] != value.shape[-1]:
+        raise ValueError(f"bias_add: bias of size {bias.shape[-1]} does not match "
+                         f"the last dimension of value {value.shape}.")
+    return value + bias
+
+
+@op("Moments")
+def _moments(x, axes, keepdims):
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - lax.stop_gradient(mean)), axis=axes, keepdims=True)
+    if not keepdims:
+        mean, var = jnp.squeeze(mean, axes), jnp.squeeze(var, axes)
+    return mean, var
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """Mean and variance of `x` over `axes`; returns `(mean, variance)`."""
+    axes = _axis(axes)
+    return _moments(x, axes if isinstance(axes, tuple) else (axes,), bool(keepdims))
+
+
+def _conv_padding(padding, ndim):
+    if isinstance(padding, str):
+        padding = padding.upper()
+        if padding not in ("SAME", "VALID"):
+            raise ValueError(f"padding must be 'SAME' or 'VALID'; got {padding!r}.")
+        return padding
+    pads = np.asarray(padding).reshape(-1, 2)
+    return tuple((int(a), int(b)) for a, b in pads[1:1 + ndim])
+
+
+def _tuple(v, n):
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(int(x) for x in v)
+    if len(v) == n + 2:
+        return v[1:-1]
+    return v if len(v) == n else v * n
+
+
+@op("Conv2D")
+def _conv(input, filters, strides, padding, dilations, data_format):  # noqa: A002
+    nd = filters.ndim - 2
+    spatial = "DHW"[-nd:] if nd <= 3 else None
+    lhs = ("N" + spatial + "C") if data_format.endswith("C") else ("NC" + spatial)
+    dn = lax.conv_dimension_numbers(input.shape, filters.shape,
+                                    (lhs, spatial + "IO", lhs))
+    groups = input.shape[lhs.index("C")] // filters.shape[-2]
+    return lax.conv_general_dilated(input, filters, strides, padding,
+                                    rhs_dilation=dilations, dimension_numbers=dn,
+                                    feature_group_count=groups)
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,  # noqa: A002
+           name=None):
+    """2-D convolution, NHWC input and HWIO filters, as TF's `tf.nn.conv2d`."""
+    if np.ndim(filters) != 4 or np.ndim(input) != 4:
+        raise ValueError(f"conv2d needs a 4-D input and 4-D filters; got shapes "
+                         f"{np.shape(input)} and {np.shape(filters)}.")
+    return _conv(input, filters, _tuple(strides, 2), _conv_padding(padding, 2),
+                 _tuple(dilations or 1, 2), data_format)
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  # noqa: A002
+           name=None):
+    """1-D convolution, NWC input and WIO filters."""
+    return _conv(input, filters, _tuple(stride, 1), _conv_padding(padding, 1),
+                 _tuple(dilations or 1, 1), data_format)
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
+                dilations=None, name=None):
+    """N-D convolution dispatching on the rank of `filters`."""
+    nd = np.ndim(filters) - 2
+    return _conv(input, filters, _tuple(strides or 1, nd), _conv_padding(padding, nd),
+                 _tuple(dilations or 1, nd), data_format or "N" + "DHW"[-nd:] + "C")
+
+
+def _pool_tiles(x, window, strides, padding):
+    """True when a non-overlapping VALID window tiles the spatial dims exactly."""
+    return padding == "VALID" and window == strides and all(
+        d % w == 0 for d, w in zip(x.shape[1:-1], window))
+
+
+@op("MaxPool")
+def _max_pool(input, ksize, strides, padding):  # noqa: A002
+    x = input
+    if _pool_tiles(x, ksize, strides, padding):
+        # Reshape-then-max: XLA's CPU gradient of reduce_window max is ~5x slower.
+        n, c = x.shape[0], x.shape[-1]
+        shape = [n]
+        for d, w in zip(x.shape[1:-1], ksize):
+            shape += [d // w, w]
+        y = x.reshape(shape + [c])
+        return jnp.max(y, axis=tuple(range(2, 2 * len(ksize) + 1, 2)))
+    init = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+    return lax.reduce_window(x, jnp.asarray(init, x.dtype), lax.max,
+                             (1,) + ksize + (1,), (1,) + strides + (1,), padding)
+
+
+@op("AvgPool")
+def _avg_pool(input, ksize, strides, padding):  # noqa: A002
+    x = input
+    if _pool_tiles(x, ksize, strides, padding):
+        n, c = x.shape[0], x.shape[-1]
+        shape = [n]
+        for d, w in zip(x.shape[1:-1], ksize):
+            shape += [d // w, w]
+        return jnp.mean(x.reshape(shape + [c]),
+                        axis=tuple(range(2, 2 * len(ksize) + 1, 2)))
+    dims, strd = (1,) + ksize + (1,), (1,) + strides + (1,)
+    total = lax.reduce_window(x, jnp.asarray(0, x.dtype), lax.add, dims, strd, padding)
+    count = lax.reduce_window(jnp.ones(x.shape[1:-1], x.dtype)[None, ..., None],
+                              jnp.asarray(0, x.dtype), lax.add, dims, strd, padding)
+    return total / count
+
+
+def _pool_args(input, ksize, strides, padding, nd, data_format):  # noqa: A002
+    if data_format not in (None, "NHWC", "NWC", "NDHWC"):
+        raise ValueError(f"Only channels-last data_format is supported; got "
+                         f"{data_format!r}.")
+    return _tuple(ksize, nd), _tuple(strides, nd), _conv_padding(padding, nd)
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """2-D max pooling over NHWC input."""
+    return _max_pool(input, *_pool_args(input, ksize, strides, padding, 2, data_format))
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """2-D average pooling over NHWC input (padding excluded from the average)."""
+    return _avg_pool(input, *_pool_args(input, ksize, strides, padding, 2, data_format))
+
+
+def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """N-D max pooling (rank taken from `input`)."""
+    nd = np.ndim(input) - 2
+    return _max_pool(input, *_pool_args(input, ksize, strides, padding, nd, data_format))
+
+
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """N-D average pooling (rank taken from `input`)."""
+    nd = np.ndim(input) - 2
+    return _avg_pool(input, *_pool_args(input, ksize, strides, padding, nd, data_format))
+
+
+max_pool1d = max_pool
+avg_pool1d = avg_pool

@@ -1,0 +1,166 @@
+"""`Module` (TF's `tf.Module`) and `name_scope`. Layer L2.
+
+A Module finds its variables and submodules by walking its attributes
+(including lists, tuples and dicts of them), in TF's order: attributes sorted
+by name, depth first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+
+from jaxtape._src.core import context
+from jaxtape._src.state.variable import Variable
+
+
+class name_scope:  # noqa: N801 - TF's public name
+    """A context manager that prefixes the names of variables created inside it.
+
+    `name_scope("a/b/")` (trailing slash) replaces the scope instead of nesting.
+
+    >>> with jaxtape.name_scope("block"):
+    ...     v = jaxtape.Variable(1.0, name="w")
+    >>> v.name
+    'block/w:0'
+    """
+
+    def __init__(self, name: str):
+        if not isinstance(name, str):
+            raise TypeError(f"name_scope expects a string name; got {name!r}.")
+        self._name = name
+        self._cm = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __enter__(self) -> str:
+        if self._name.endswith("/") or self._name == "":
+            self._cm = context.absolute_name_scope(self._name)
+        else:
+            self._cm = context.push_name_scope(self._name)
+        return self._cm.__enter__()
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
+
+
+def _camel_to_snake(name: str) -> str:
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+_VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+class Module:
+    """Base class of objects that own variables and submodules (TF's `tf.Module`).
+
+    >>> class Dense(jaxtape.Module):
+    ...     def __init__(self, n_in, n_out, name=None):
+    ...         super().__init__(name=name)
+    ...         self.w = jaxtape.Variable(jaxtape.ones([n_in, n_out]), name="w")
+    >>> Dense(2, 3, name="d").trainable_variables[0].name
+    'd/w:0'
+
+    Variables created inside methods wrapped with `Module.with_name_scope` (and
+    inside `with self.name_scope:`) get the module's name as prefix.
+    """
+
+    _TF_MODULE_IGNORED_PROPERTIES = frozenset()
+
+    def __init__(self, name: str | None = None):
+        if name is None:
+            name = _camel_to_snake(type(self).__name__)
+        elif not _VALID_NAME.match(name):
+            raise ValueError(
+                f"{name!r} is not a valid module name. Module names must be valid "
+                "Python identifiers (e.g. a valid class name).")
+        self._name = name
+        with name_scope(name) as scope_name:
+            self._scope_name = scope_name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def name_scope(self):
+        """A context manager entering this module's name scope."""
+        return name_scope(self._scope_name)
+
+    @property
+    def variables(self) -> tuple:
+        """All variables of this module and its submodules (deduplicated)."""
+        return tuple(self._flatten(lambda o: isinstance(o, Variable)))
+
+    @property
+    def trainable_variables(self) -> tuple:
+        """The trainable variables of this module and its submodules."""
+        return tuple(self._flatten(lambda o: isinstance(o, Variable) and o.trainable))
+
+    @property
+    def non_trainable_variables(self) -> tuple:
+        return tuple(self._flatten(
+            lambda o: isinstance(o, Variable) and not o.trainable))
+
+    @property
+    def submodules(self) -> tuple:
+        """All modules reachable from this one's attributes (not including itself)."""
+        return tuple(self._flatten(lambda o: isinstance(o, Module)))
+
+    def _flatten(self, predicate, recursive: bool = True):
+        seen = {id(self)}
+        out = []
+        self._walk(self, predicate, recursive, seen, out)
+        return out
+
+    @staticmethod
+    def _walk(module, predicate, recursive, seen, out):
+        attrs = vars(module)
+        ignored = module._TF_MODULE_IGNORED_PROPERTIES
+        for key in sorted(attrs):
+            if key in ignored:
+                continue
+            Module._walk_value(attrs[key], predicate, recursive, seen, out)
+
+    @staticmethod
+    def _walk_value(value, predicate, recursive, seen, out):
+        if isinstance(value, (Variable, Module)):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            if predicate(value):
+                out.append(value)
+            if isinstance(value, Module) and recursive:
+                Module._walk(value, predicate, recursive, seen, out)
+        elif isinstance(value, dict):
+            for k in sorted(value, key=str):
+                Module._walk_value(value[k], predicate, recursive, seen, out)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                Module._walk_value(item, predicate, recursive, seen, out)
+
+    @classmethod
+    def with_name_scope(cls, method):
+        """Decorator: runs `method` inside the module's name scope."""
+
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            with self.name_scope:
+                return method(self, *args, **kwargs)
+
+        return wrapper
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__module__}.{type(self).__name__} object named {self.name!r}>"
+
+
+@contextlib.contextmanager
+def init_scope():
+    """Lifts its body out of any tape recording (TF's `init_scope`), e.g. for
+    creating variables in a function that may be called under a tape."""
+    with context.paused_tapes():
+        yield

@@ -1,0 +1,216 @@
+"""Random ops on a stateful key that lives in a Variable (TF's `tf.random`). Layer L2.
+
+TF's seed semantics: `set_seed(s)` makes the sequence of random ops
+reproducible; an op-level `seed` gives a stream of its own per (global seed,
+op seed) pair, whose successive calls still differ, as in TF eager. The exact
+numbers differ from TF's (a different generator), the behaviour does not.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtape._src.core import dtypes
+from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.ops import math_ops
+from jaxtape._src.ops.array_ops import _shape, gather
+from jaxtape._src.state.variable import Variable
+
+_DEFAULT_GLOBAL_SEED = 87654321  # TF's DEFAULT_GRAPH_SEED, used with op seeds only
+
+
+def _key_data(seed: int):
+    return jax.random.key_data(jax.random.key(np.uint32(seed % (2**32))))
+
+
+class Generator:
+    """A random number generator whose state is a Variable (TF's `tf.random.Generator`).
+
+    >>> g = jaxtape.random.Generator.from_seed(1)
+    >>> g.normal([2]).shape
+    TensorShape([2])
+    """
+
+    def __init__(self, seed: int | None = None, name: str | None = None):
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        self._lock = threading.Lock()
+        self.state = Variable(_key_data(int(seed)), trainable=False,
+                              name=name or "rng_state")
+
+    @classmethod
+    def from_seed(cls, seed: int, alg=None) -> Generator:
+        return cls(seed)
+
+    @classmethod
+    def from_non_deterministic_state(cls, alg=None) -> Generator:
+        return cls(None)
+
+    def reset_from_seed(self, seed: int) -> None:
+        self.state.assign(_key_data(int(seed)))
+
+    def make_key(self):
+        """Advances the state and returns a fresh jax PRNG key."""
+        with self._lock:
+            key = jax.random.wrap_key_data(self.state._read_raw())
+            new, sub = jax.random.split(key)
+            self.state._write(jax.random.key_data(new))
+        return sub
+
+    def normal(self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None):
+        return _scaled(jax.random.normal(self.make_key(), _shape(shape),
+                                         dtypes.np_dtype(dtype)), mean, stddev)
+
+    def uniform(self, shape, minval=0, maxval=None, dtype=dtypes.float32, name=None):
+        return _uniform(self.make_key(), shape, minval, maxval, dtype)
+
+    def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
+                         name=None):
+        np_dt = dtypes.np_dtype(dtype)
+        return _scaled(jax.random.truncated_normal(self.make_key(), -2.0, 2.0,
+                                                   _shape(shape), np_dt), mean, stddev)
+
+    def split(self, count: int = 1) -> list[Generator]:
+        out = []
+        for _ in range(count):
+            g = Generator.__new__(Generator)
+            g._lock = threading.Lock()
+            g.state = Variable(jax.random.key_data(self.make_key()), trainable=False,
+                               name="rng_state")
+            out.append(g)
+        return out
+
+
+def _scaled(sample, mean, stddev):
+    out = Tensor(sample)
+    if not (isinstance(stddev, (int, float)) and stddev == 1):
+        out = math_ops.multiply(out, stddev)
+    if not (isinstance(mean, (int, float)) and mean == 0):
+        out = math_ops.add(out, mean)
+    return out
+
+
+def _uniform(key, shape, minval, maxval, dtype):
+    np_dt = dtypes.np_dtype(dtype)
+    shape = _shape(shape)
+    if np_dt.kind in "iu":
+        if maxval is None:
+            raise ValueError(f"Must specify maxval for integer dtype {np_dt.name}.")
+        return Tensor(jax.random.randint(key, shape, int(to_value(minval)),
+                                         int(to_value(maxval)), np_dt))
+    sample = Tensor(jax.random.uniform(key, shape, np_dt))
+    lo = 0.0 if minval is None else minval
+    hi = 1.0 if maxval is None else maxval
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+        if (lo, hi) == (0.0, 1.0):
+            return sample
+        return math_ops.add(math_ops.multiply(sample, float(hi - lo)), float(lo))
+    return math_ops.add(math_ops.multiply(sample, math_ops.subtract(hi, lo)), lo)
+
+
+class _GlobalSeeds:
+    """The global generator and TF's global/op seed bookkeeping."""
+
+    def __init__(self):
+        self.global_seed: int | None = None
+        self.generator: Generator | None = None
+        self.op_streams: dict[tuple[int, int], int] = {}
+
+    def get_generator(self) -> Generator:
+        if self.generator is None:
+            from jaxtape._src.core import context
+            with context.paused_tapes():
+                self.generator = Generator(self.global_seed)
+        return self.generator
+
+    def key(self, seed):
+        if seed is None:
+            return self.get_generator().make_key()
+        g = _DEFAULT_GLOBAL_SEED if self.global_seed is None else self.global_seed
+        pair = (int(g), int(seed))
+        count = self.op_streams.get(pair, 0)
+        self.op_streams[pair] = count + 1
+        base = jax.random.key(np.uint32(hash(pair) % (2**32)))
+        return jax.random.fold_in(base, count)
+
+
+_seeds = _GlobalSeeds()
+
+
+def set_seed(seed: int | None) -> None:
+    """Sets the global random seed; later random ops form a reproducible sequence."""
+    _seeds.global_seed = None if seed is None else int(seed)
+    _seeds.op_streams.clear()
+    if seed is None:
+        _seeds.generator = None
+    else:
+        _seeds.get_generator().reset_from_seed(int(seed))
+
+
+def get_global_generator() -> Generator:
+    return _seeds.get_generator()
+
+
+def set_global_generator(generator: Generator) -> None:
+    _seeds.generator = generator
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    """Samples from a normal distribution (TF's `tf.random.normal`)."""
+    np_dt = dtypes.np_dtype(dtype)
+    return _scaled(jax.random.normal(_seeds.key(seed), _shape(shape), np_dt),
+                   mean, stddev)
+
+
+def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
+    """Samples uniformly from `[minval, maxval)` (integers need `maxval`)."""
+    return _uniform(_seeds.key(seed), shape, minval, maxval, dtype)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None,
+                     name=None):
+    """Samples a normal distribution truncated to two standard deviations."""
+    np_dt = dtypes.np_dtype(dtype)
+    return _scaled(jax.random.truncated_normal(_seeds.key(seed), -2.0, 2.0,
+                                               _shape(shape), np_dt), mean, stddev)
+
+
+def shuffle(value, seed=None, name=None):
+    """Randomly permutes `value` along its first dimension."""
+    n = np.shape(value)[0] if type(value) is not Tensor else value.shape[0]
+    perm = jax.random.permutation(_seeds.key(seed), n)
+    return gather(value, Tensor(perm.astype(np.int32)))
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """Draws class indices from the categorical distributions given by `logits`."""
+    lg = to_value(logits)
+    out = jax.random.categorical(_seeds.key(seed), lg, axis=-1,
+                                 shape=(int(num_samples),) + lg.shape[:-1])
+    return Tensor(jnp.moveaxis(out, 0, -1).astype(dtypes.np_dtype(dtype) or np.int64))
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zeroes elements with probability `rate` and scales the rest by `1/(1-rate)`.
+
+    Fresh randomness on every call, from the stateful global generator.
+    """
+    rate_f = float(to_value(rate))
+    if not 0 <= rate_f < 1:
+        raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1)"
+                         f". Received: rate={rate}")
+    if rate_f == 0:
+        return math_ops.identity(x)
+    shape = _shape(noise_shape) if noise_shape is not None else (
+        tuple(x.shape) if hasattr(x, "shape") else np.shape(x))
+    keep = jax.random.uniform(_seeds.key(seed), shape) >= rate_f
+    xv = to_value(x) if not isinstance(x, (Tensor, Variable)) else None
+    dt = (xv.dtype if xv is not None else np.dtype(x.dtype.as_numpy_dtype))
+    mask = Tensor(jnp.where(keep, jnp.asarray(1.0 / (1.0 - rate_f), dt),
+                            jnp.asarray(0, dt)))
+    return math_ops.multiply(x, mask)

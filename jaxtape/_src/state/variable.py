@@ -1,0 +1,269 @@
+"""`Variable`: a mutable cell holding a `jax.Array`, TF's `tf.Variable`. Layer L2.
+
+A read inside a recording tape is a new leaf on that tape (each read its own
+leaf; the gradient with respect to the variable sums over its reads). Writes
+(`assign*`) are not recorded: a gradient does not flow through an assignment,
+as in TF.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtape._src.core import context, dtypes
+from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.tensor import Reference, Tensor, TensorShape, device_string
+from jaxtape._src.ops import tensor_methods
+from jaxtape._src.state import scope as _scope
+
+_state = context.state
+_scopes = _scope._stack
+
+
+class VariableSynchronization(enum.Enum):
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+class Variable:
+    """A mutable tensor-like value: model weights, optimizer slots, counters.
+
+    Usable anywhere a Tensor is (ops read it). Trainable variables read inside
+    a `GradientTape` are watched automatically.
+
+    >>> v = jaxtape.Variable(1.0)
+    >>> v.assign_add(2.0)
+    <jaxtape.Variable 'Variable:0' shape=() dtype=float32, numpy=3.0>
+    """
+
+    __slots__ = ("_value", "_name", "_trainable", "_constraint", "_shape",
+                 "synchronization", "aggregation", "__weakref__", "__dict__")
+
+    def __init__(self, initial_value=None, trainable=None, validate_shape=True,
+                 caching_device=None, name=None, variable_def=None, dtype=None,
+                 import_scope=None, constraint=None,
+                 synchronization=VariableSynchronization.AUTO,
+                 aggregation=VariableAggregation.NONE, shape=None,
+                 experimental_enable_variable_lifting=True):
+        if initial_value is None:
+            raise ValueError("Variable: initial_value must be given (a tensor-like "
+                             "value or a callable returning one).")
+        if callable(initial_value) and not isinstance(initial_value, (Tensor, Variable)):
+            with context.paused_tapes():
+                initial_value = initial_value()
+        np_dt = dtypes.np_dtype(dtype)
+        if isinstance(initial_value, Variable):
+            value = initial_value._read_raw()
+        elif type(initial_value) is Tensor:
+            value = initial_value._value
+        else:
+            value = to_value(initial_value, np_dt)
+        if np_dt is not None and value.dtype != np_dt:
+            value = jnp.asarray(value).astype(np_dt)
+        self._value = _place(value)
+        if synchronization == VariableSynchronization.ON_READ and trainable:
+            raise ValueError("Synchronization value can be set to "
+                             "VariableSynchronization.ON_READ only for non-trainable "
+                             "variables.")
+        self._trainable = True if trainable is None else bool(trainable)
+        base = "Variable" if name is None else str(name)
+        if base.endswith(":0"):
+            base = base[:-2]
+        self._name = context.current_name_scope() + base + ":0"
+        self._constraint = constraint
+        self._shape = TensorShape(shape) if shape is not None and not validate_shape \
+            else None
+        self.synchronization = synchronization
+        self.aggregation = aggregation
+
+    # -- reading --------------------------------------------------------------
+    def _read_raw(self):
+        """The current array, honouring a state scope overlay (no tape involvement)."""
+        if _scopes.scopes:
+            val = _scopes.scopes[-1].get(self)
+            if val is not None:
+                return val
+        return self._value
+
+    def read_value(self) -> Tensor:
+        """The current value as a Tensor (a recorded read when tapes are active)."""
+        if _state.tapes:
+            return context.hooks.read_variable(self)
+        return Tensor(self._read_raw())
+
+    def value(self) -> Tensor:
+        return self.read_value()
+
+    def numpy(self):
+        out = np.asarray(self._read_raw())
+        return out[()] if out.ndim == 0 else out
+
+    def __array__(self, dtype=None, copy=None):
+        out = np.asarray(self._read_raw())
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __jax_array__(self):
+        return self._read_raw()
+
+    def __bool__(self):
+        return bool(self._read_raw())
+
+    def __float__(self):
+        return float(self._read_raw())
+
+    def __int__(self):
+        return int(self._read_raw())
+
+    def __index__(self):
+        return int(self._read_raw())
+
+    def __len__(self):
+        return len(self._read_raw())
+
+    # -- metadata -------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return dtypes.of_array(self._value.dtype)
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape if self._shape is not None else TensorShape(
+            self._value.shape)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def device(self) -> str:
+        return device_string(self._value)
+
+    @property
+    def constraint(self):
+        return self._constraint
+
+    @property
+    def handle(self):
+        return self
+
+    def ref(self) -> Reference:
+        return Reference(self)
+
+    experimental_ref = ref
+
+    def __hash__(self):
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+
+    # -- writing --------------------------------------------------------------
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """Sets the variable to `value` (same shape; converted to the variable's dtype)."""
+        self._write(self._checked(value, "assign"))
+        return self if read_value else None
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        """Adds `delta` to the variable."""
+        self._write(self._read_raw() + self._checked(delta, "assign_add"))
+        return self if read_value else None
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        """Subtracts `delta` from the variable."""
+        self._write(self._read_raw() - self._checked(delta, "assign_sub"))
+        return self if read_value else None
+
+    def _checked(self, value, what):
+        np_dt = self._value.dtype
+        if isinstance(value, Variable):
+            value = value._read_raw()
+        elif type(value) is Tensor:
+            value = value._value
+        if isinstance(value, (jax.Array, np.ndarray)):
+            if value.dtype != np_dt:
+                raise TypeError(
+                    f"Cannot {what} a value of dtype {value.dtype} to Variable "
+                    f"{self._name!r} of dtype {np.dtype(np_dt).name}. Cast it first "
+                    f"with `jaxtape.cast(value, jaxtape.{np.dtype(np_dt).name})`.")
+        else:
+            value = to_value(value, np_dt)
+        if self._shape is None and tuple(np.shape(value)) != tuple(self._value.shape):
+            raise ValueError(
+                f"Cannot {what} a value of shape {tuple(np.shape(value))} to Variable "
+                f"{self._name!r} of shape {tuple(self._value.shape)}. Shapes must match "
+                "exactly; reshape the value first with `jaxtape.reshape`.")
+        return value
+
+    def _write(self, value):
+        if _scopes.scopes and _scopes.scopes[-1].set(self, value):
+            return
+        if isinstance(value, jax.core.Tracer):
+            raise RuntimeError(
+                f"A traced value was assigned to Variable {self._name!r} outside the "
+                "function that traced it; the tracer would leak. Assign inside the "
+                "compiled function, or pass the value out and assign it eagerly.")
+        if self._constraint is not None:
+            value = to_value(self._constraint(Tensor(jnp.asarray(value))))
+        self._value = _place_like(value, self._value)
+
+    # -- printing -------------------------------------------------------------
+    def __repr__(self) -> str:
+        from jaxtape._src.core.tensor import _numpy_text
+        return (f"<jaxtape.Variable {self._name!r} shape={self.shape} "
+                f"dtype={self.dtype.name}, numpy={_numpy_text(self._read_raw(), True)}>")
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+
+def _place(value):
+    device = _state.device
+    if device is None:
+        return jnp.asarray(value)
+    return jax.device_put(value, device)
+
+
+def _place_like(value, old):
+    if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+        try:
+            if value.devices() == old.devices():
+                return value
+            return jax.device_put(value, next(iter(old.devices())))
+        except Exception:
+            return value
+    try:
+        return jax.device_put(value, next(iter(old.devices())))
+    except Exception:
+        return jnp.asarray(value)
+
+
+tensor_methods.install(Variable)
+context.hooks.variable_type = Variable
+
+
+def _plain_read(variable):
+    return Tensor(variable._read_raw())
+
+
+context.hooks.read_variable = _plain_read  # the tape layer installs the recording read

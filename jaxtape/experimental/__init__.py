@@ -1,0 +1,4 @@
+"""`jaxtape.experimental`: TF's experimental NumPy API and op registration."""
+
+from jaxtape._src.core.dispatch import register_op  # noqa: F401
+from jaxtape.experimental import numpy  # noqa: F401

@@ -1,0 +1,13 @@
+"""`jaxtape.nn` (TF's `tf.nn`): re-exports only."""
+
+from jaxtape._src.ops.math_ops import l2_normalize, sigmoid, softplus, tanh  # noqa: F401
+from jaxtape._src.ops.array_ops import top_k  # noqa: F401
+from jaxtape._src.ops.nn_ops import (  # noqa: F401
+    avg_pool, avg_pool1d, avg_pool2d, bias_add, conv1d, conv2d, convolution, elu,
+    gelu, l2_loss, leaky_relu, log_softmax, max_pool, max_pool1d, max_pool2d, moments,
+    relu, relu6, selu, sigmoid_cross_entropy_with_logits, silu,
+    softmax, softmax_cross_entropy_with_logits, softsign,
+    sparse_softmax_cross_entropy_with_logits,
+)
+from jaxtape._src.ops.nn_ops import silu as swish  # noqa: F401
+from jaxtape._src.state.random_ops import dropout  # noqa: F401
