@@ -184,6 +184,10 @@ def build_program(rec, target_refs, source_groups) -> Slice:
 
 
 # -- the compiled-backward cache ---------------------------------------------------
+_ABSENT = object()
+_SEEN_ONCE = object()
+
+
 class BackwardCache:
     """An LRU of compiled backward functions keyed by program (and mode).
 
@@ -198,16 +202,16 @@ class BackwardCache:
 
     def lookup(self, key, make):
         """The function for `key`: eager the first time, jitted from the second."""
-        entry = self._entries.get(key)
-        if entry is None:
+        entry = self._entries.get(key, _ABSENT)
+        if entry is _ABSENT:
             self.misses += 1
-            self._entries[key] = None
+            self._entries[key] = _SEEN_ONCE
             if len(self._entries) > self.maxsize:
                 self._entries.popitem(last=False)
             return make()
         self.hits += 1
         self._entries.move_to_end(key)
-        if entry is None:
+        if entry is _SEEN_ONCE:
             entry = self._entries[key] = jax.jit(make())
             self.compiles += 1
         return entry
