@@ -58,7 +58,7 @@ class _CustomGradientCall:
         return hash((self.f, self.n_args, self.kwargs, tuple(map(id, self.variables))))
 
     def _run(self, arg_vals, var_vals):
-        with context.paused_tapes(), state_scope(dict(zip(self.variables, var_vals))):
+        with context.paused_tapes(), state_scope(zip(self.variables, var_vals)):
             return self.f(*[Tensor(v) for v in arg_vals], **dict(self.kwargs))
 
     def __call__(self, *vals):

@@ -167,10 +167,13 @@ class GradientTape:
                 f"{type(t).__name__}. A Python number cannot be differentiated: "
                 "compute the target with jaxtape ops from watched tensors.")
         if not (t.dtype.is_floating or t.dtype.is_complex):
+            if t.dtype.is_integer:  # as TF: integer ops carry no gradient -> None
+                return None
             raise TypeError(
-                f"GradientTape.gradient: the {what} has dtype {t.dtype.name}; only "
-                "floating or complex targets can be differentiated. Cast it with "
-                "`jaxtape.cast(x, jaxtape.float32)` before the computation, not after.")
+                f"GradientTape.gradient: the {what} has dtype {t.dtype.name}, which is "
+                "not numeric; only floating or complex targets can be differentiated. "
+                "Cast it with `jaxtape.cast(x, jaxtape.float32)` before the "
+                "computation, not after.")
         return self._rec.ids.get(id(t))
 
     def _source_groups(self, flat_sources):

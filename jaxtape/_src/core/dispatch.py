@@ -108,7 +108,16 @@ def _dtype_of(x):
 
 
 def _unify(info: OpInfo, args: tuple) -> list:
-    """TF's binary-op rule: non-tensors take the tensors' dtype; tensors must agree."""
+    """TF's binary-op rule: non-tensors take the tensors' dtype; tensors must agree.
+
+    `info.same_dtype` is True (all inputs) or a tuple of the positions to unify.
+    """
+    if info.same_dtype is not True:
+        picked = _unify(_ALL_OF[info], [args[i] for i in info.same_dtype])
+        out = list(args)
+        for i, a in zip(info.same_dtype, picked):
+            out[i] = a
+        return out
     target = None
     for a in args:
         if type(a) is Tensor or isinstance(a, _var_type()):
@@ -140,6 +149,17 @@ def _unify(info: OpInfo, args: tuple) -> list:
         else:
             out.append(to_value(a, target))
     return out
+
+
+class _AllOf(dict):
+    """A same-named OpInfo that unifies all of its (selected) inputs."""
+
+    def __missing__(self, info):
+        all_info = self[info] = OpInfo(info.fn, info.name, True, info.differentiable)
+        return all_info
+
+
+_ALL_OF = _AllOf()
 
 
 def _mismatch(info, i, want, got):

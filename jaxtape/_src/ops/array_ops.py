@@ -129,7 +129,7 @@ def reverse(tensor, axis, name=None):
     return jnp.flip(tensor, _axis(axis))
 
 
-@op("GatherV2")
+@op("GatherV2", inputs=("params", "indices"))
 def _gather(params, indices, axis, batch_dims):
     if batch_dims:
         raise NotImplementedError("gather with batch_dims > 0 is not supported yet.")
@@ -203,8 +203,8 @@ def where(condition, x=None, y=None, name=None):
     return _where_xy(condition, x, y)
 
 
-@op("SelectV2", same_dtype=True)
-def _select(x, y, condition):
+@op("SelectV2", same_dtype=(1, 2))
+def _select(condition, x, y):
     return jnp.where(condition, x, y)
 
 
@@ -213,7 +213,7 @@ def _where_xy(condition, x, y):
     from jaxtape._src.core.tensor import Tensor
 
     cond = condition if type(condition) is Tensor else to_value(condition)
-    return _select(x, y, getattr(cond, "_value", cond))
+    return _select(cond, x, y)
 
 
 @op("OneHot", differentiable=False)
@@ -252,7 +252,7 @@ def sort(values, axis=-1, direction="ASCENDING", name=None):
     return out
 
 
-@op("BooleanMask")
+@op("BooleanMask", inputs=("tensor",))
 def _boolean_mask(tensor, mask_np, axis):
     idx = np.nonzero(np.asarray(mask_np).reshape(-1))[0]
     flat = jnp.reshape(tensor, tensor.shape[:axis] + (-1,) + tensor.shape[
@@ -286,7 +286,7 @@ class _Hashable:
         return hash(self._key)
 
 
-@op("StridedSlice")
+@op("StridedSlice", inputs=("tensor",))
 def _getitem(tensor, key):
     return tensor[_thaw_key(key)]
 
@@ -338,7 +338,7 @@ def getitem(tensor, key):
     return _getitem(tensor, _freeze_key(key))
 
 
-@op("Fill")
+@op("Fill", inputs=("value",))
 def _fill(value, dims):
     return jnp.full(dims, value, dtype=jnp.result_type(value))
 

@@ -71,7 +71,7 @@ def eigh(tensor, name=None):
     return tuple(jnp.linalg.eigh(tensor))
 
 
-@op("Svd")
+@op("Svd", inputs=("tensor",))
 def _svd(tensor, full_matrices, compute_uv):
     if not compute_uv:
         return jnp.linalg.svd(tensor, compute_uv=False)

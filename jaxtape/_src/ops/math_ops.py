@@ -483,7 +483,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     return jnp.minimum(jnp.maximum(t, clip_value_min), clip_value_max)
 
 
-@op("ClipByNorm")
+@op("ClipByNorm", inputs=("t", "clip_norm"))
 def _clip_by_norm(t, clip_norm, axes):
     l2sum = jnp.sum(t * t, axis=axes, keepdims=True)
     pred = l2sum > 0
@@ -533,7 +533,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     return out, norm
 
 
-@op("Norm")
+@op("Norm", inputs=("tensor",))
 def _norm(tensor, ord, axis, keepdims):
     if ord == "euclidean":
         ord = None if axis is None or isinstance(axis, int) else "fro"
@@ -548,7 +548,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     return _norm(tensor, ord, _axis(axis), bool(keepdims))
 
 
-@op("L2Normalize")
+@op("L2Normalize", inputs=("x",))
 def _l2_normalize(x, axis, epsilon):
     sq = jnp.sum(jnp.square(x), axis=axis, keepdims=True)
     return x * lax.rsqrt(jnp.maximum(sq, epsilon))
@@ -560,7 +560,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
 
 
 # -- casting ----------------------------------------------------------------------
-@op("Cast")
+@op("Cast", inputs=("x",))
 def _cast(x, dtype):
     if jnp.iscomplexobj(x) and not jnp.issubdtype(dtype, jnp.complexfloating):
         x = jnp.real(x)

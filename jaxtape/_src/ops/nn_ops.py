@@ -85,7 +85,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
             + jnp.log1p(jnp.exp(-jnp.abs(logits))))
 
 
-@op("SoftmaxCrossEntropyWithLogits", same_dtype=True)
+@op("SoftmaxCrossEntropyWithLogits", inputs=("labels", "logits"), same_dtype=True)
 def _softmax_xent(labels, logits, axis):
     if labels.shape != logits.shape:
         raise ValueError(
@@ -102,7 +102,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     return _softmax_xent(labels, logits, _axis(axis))
 
 
-@op("SparseSoftmaxCrossEntropyWithLogits")
+@op("SparseSoftmaxCrossEntropyWithLogits", inputs=("logits", "labels"))
 def _sparse_softmax_xent(logits, labels):
     if labels.shape != logits.shape[:-1]:
         raise ValueError(
@@ -135,7 +135,7 @@ def bias_add(value, bias, data_format=None, name=None):
     return value + bias
 
 
-@op("Moments")
+@op("Moments", inputs=("x",))
 def _moments(x, axes, keepdims):
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - lax.stop_gradient(mean)), axis=axes, keepdims=True)
@@ -169,7 +169,7 @@ def _tuple(v, n):
     return v if len(v) == n else v * n
 
 
-@op("Conv2D")
+@op("Conv2D", inputs=("input", "filters"))
 def _conv(input, filters, strides, padding, dilations, data_format):  # noqa: A002
     nd = filters.ndim - 2
     spatial = "DHW"[-nd:] if nd <= 3 else None
@@ -213,7 +213,7 @@ def _pool_tiles(x, window, strides, padding):
         d % w == 0 for d, w in zip(x.shape[1:-1], window))
 
 
-@op("MaxPool")
+@op("MaxPool", inputs=("input",))
 def _max_pool(input, ksize, strides, padding):  # noqa: A002
     x = input
     if _pool_tiles(x, ksize, strides, padding):
@@ -229,7 +229,7 @@ def _max_pool(input, ksize, strides, padding):  # noqa: A002
                              (1,) + ksize + (1,), (1,) + strides + (1,), padding)
 
 
-@op("AvgPool")
+@op("AvgPool", inputs=("input",))
 def _avg_pool(input, ksize, strides, padding):  # noqa: A002
     x = input
     if _pool_tiles(x, ksize, strides, padding):

@@ -3,7 +3,7 @@
 Layer L2. `custom_gradient` (and later `jaxtape.function`) run user code with
 variables standing for given arrays; nothing else swaps Variable values.
 
-    with state_scope({v: traced}) as scope:
+    with state_scope([(v, traced)]) as scope:
         out = body()
     new_value = scope.value_of(v)   # no Variable ever held a tracer
 """
@@ -25,9 +25,8 @@ _stack = _Stack()
 class StateScope:
     """Values standing in for Variables, keyed by the Variable's identity."""
 
-    def __init__(self, values: dict):
-        self._values = {id(v): (v, val) for v, val in values.items()} if isinstance(
-            values, dict) else {id(v): (v, val) for v, val in values}
+    def __init__(self, pairs):
+        self._values = {id(v): (v, val) for v, val in pairs}
         self.written: dict[int, object] = {}
 
     def get(self, variable):
@@ -51,9 +50,12 @@ def current() -> StateScope | None:
 
 
 @contextlib.contextmanager
-def state_scope(values):
-    """Reads of the given Variables see the given values; writes stay in the scope."""
-    scope = StateScope(values)
+def state_scope(pairs):
+    """Reads of the given Variables see the given values; writes stay in the scope.
+
+    `pairs`: an iterable of `(variable, value)` (Variables are unhashable, as in TF).
+    """
+    scope = StateScope(pairs)
     _stack.scopes.append(scope)
     try:
         yield scope
