@@ -33,7 +33,7 @@ from jaxtape._src.ops.math_ops import (  # noqa: F401
     tanh as tanh, tensordot as tensordot, truediv as truediv,
 )
 from jaxtape._src.ops.nondiff import (  # noqa: F401
-    argmax as argmax, argmin as argmin, argsort as argsort, equal as equal,
+    argmax as argmax, argmin as argmin, argsort as argsort, equal as equal, floor as floor,
     greater as greater, greater_equal as greater_equal, less as less,
     less_equal as less_equal, logical_and as logical_and, logical_not as logical_not,
     logical_or as logical_or, not_equal as not_equal, ones_like as ones_like,

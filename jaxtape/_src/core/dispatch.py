@@ -273,6 +273,8 @@ def op(name: str | None = None, *, inputs: tuple[str, ...] | str | None = None,
                         if v.default is inspect.Parameter.empty]
         else:
             in_names = [inputs] if listed else list(inputs)
+        if not in_names:
+            raise TypeError(f"{body.__name__}: no tensor inputs; pass `inputs=`")
         param_names = [p for p in names if p not in in_names and p != "name"]
         if names[: len(in_names)] != in_names:
             raise TypeError(f"{body.__name__}: inputs must be the leading parameters")

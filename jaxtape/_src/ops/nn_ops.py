@@ -74,15 +74,17 @@ def log_softmax(logits, axis=None, name=None):
     return jax.nn.log_softmax(logits, axis=-1 if axis is None else _axis(axis))
 
 
-@op("SigmoidCrossEntropyWithLogits", same_dtype=True)
+@op("SigmoidCrossEntropyWithLogits", inputs=("labels", "logits"), same_dtype=True)
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """`max(x, 0) - x * z + log(1 + exp(-|x|))` element-wise, TF's stable form."""
     if labels.shape != logits.shape:
         raise ValueError(
             f"logits and labels must have the same shape; received logits shape "
             f"{logits.shape} and labels shape {labels.shape}.")
-    return (jnp.maximum(logits, 0) - logits * labels
-            + jnp.log1p(jnp.exp(-jnp.abs(logits))))
+    cond = logits >= 0  # TF's exact form, so the gradient at 0 matches too
+    relu_logits = jnp.where(cond, logits, jnp.zeros_like(logits))
+    neg_abs_logits = jnp.where(cond, -logits, logits)
+    return relu_logits - logits * labels + jnp.log1p(jnp.exp(neg_abs_logits))
 
 
 @op("SoftmaxCrossEntropyWithLogits", inputs=("labels", "logits"), same_dtype=True)
