@@ -320,3 +320,14 @@ def test_mixed_dtypes_refused_like_tf():
     assert (tf.constant(1.0) + np.float64(2.0)).dtype == tf.float32  # TF converts
     with pytest.raises(TypeError, match="not an integer"):
         tf.constant(1) + 1.5
+
+
+def test_static_shape_arguments_survive_the_compiled_backward():
+    # reshape/tile/expand_dims shapes are static params, not traced inputs.
+    x = tf.constant(np.arange(6, dtype=np.float32))
+    for _ in range(3):  # third call runs the jitted backward
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.tile(tf.expand_dims(tf.reshape(x, [2, 3]), 0),
+                                      [2, 1, 1]) ** 2)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), 4 * x.numpy())

@@ -74,7 +74,7 @@ class Program:
 
 
 def _freeze(v):
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
         return tuple(_freeze(x) for x in v)
     if isinstance(v, dict):
         return tuple(sorted((k, _freeze(x)) for k, x in v.items()))

@@ -22,7 +22,7 @@ def _shape(shape):
                                                    for d in shape)
 
 
-@op("Reshape")
+@op("Reshape", inputs=("tensor",))
 def reshape(tensor, shape, name=None):
     """Reshapes `tensor` to `shape` (one dimension may be -1)."""
     shape = _shape(shape)
@@ -47,13 +47,13 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     return jnp.squeeze(input, axis=_axis(axis))
 
 
-@op("ExpandDims")
+@op("ExpandDims", inputs=("input",))
 def expand_dims(input, axis, name=None):  # noqa: A002
     """Inserts a dimension of size 1 at `axis`."""
     return jnp.expand_dims(input, _axis(axis))
 
 
-@op("BroadcastTo")
+@op("BroadcastTo", inputs=("input",))
 def broadcast_to(input, shape, name=None):  # noqa: A002
     """Broadcasts `input` to `shape`."""
     return jnp.broadcast_to(input, _shape(shape))
@@ -82,7 +82,7 @@ def unstack(value, num=None, axis=0, name=None):
     return [lax.index_in_dim(value, i, axis, keepdims=False) for i in range(n)]
 
 
-@op("Split")
+@op("Split", inputs=("value",))
 def split(value, num_or_size_splits, axis=0, num=None, name=None):
     """Splits `value` into equal parts (an int) or parts of the given sizes (a list)."""
     axis = _axis(axis)
@@ -98,19 +98,19 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
     return jnp.split(value, np.cumsum(sizes)[:-1].tolist(), axis=axis)
 
 
-@op("Tile")
+@op("Tile", inputs=("input",))
 def tile(input, multiples, name=None):  # noqa: A002
     """Repeats `input` `multiples[i]` times along dimension i."""
     return jnp.tile(input, _shape(multiples))
 
 
-@op("Repeat")
+@op("Repeat", inputs=("input",))
 def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     """Repeats elements of `input` (like `np.repeat`)."""
     return jnp.repeat(input, repeats, axis=_axis(axis))
 
 
-@op("PadV2")
+@op("PadV2", inputs=("tensor",))
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """Pads `tensor` by `paddings` ([[before, after], ...] per dimension)."""
     pads = tuple(tuple(int(v) for v in p) for p in np.asarray(paddings))
@@ -123,7 +123,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
                      "SYMMETRIC.")
 
 
-@op("Reverse")
+@op("Reverse", inputs=("tensor",))
 def reverse(tensor, axis, name=None):
     """Reverses the given dimensions."""
     return jnp.flip(tensor, _axis(axis))
@@ -170,7 +170,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     return params[tuple(jnp.moveaxis(idx, -1, 0))]
 
 
-@op("ScatterNd")
+@op("ScatterNd", inputs=("indices", "updates"))
 def scatter_nd(indices, updates, shape, name=None):
     """Scatters `updates` into a zero tensor of `shape` at `indices` (adding duplicates)."""
     out = jnp.zeros(_shape(shape), updates.dtype)
@@ -216,7 +216,7 @@ def _where_xy(condition, x, y):
     return _select(cond, x, y)
 
 
-@op("OneHot", differentiable=False)
+@op("OneHot", inputs=("indices",), differentiable=False)
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
             name=None):
     """A one-hot tensor: `on_value` at `indices`, `off_value` elsewhere (float32)."""

@@ -449,7 +449,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False,
     return jnp.matmul(a, b)
 
 
-@op("TensorDot", same_dtype=True)
+@op("TensorDot", inputs=("a", "b"), same_dtype=True)
 def tensordot(a, b, axes, name=None):
     """Tensor contraction of `a` and `b` over `axes` (an int or a pair of lists)."""
     if not isinstance(axes, int):
