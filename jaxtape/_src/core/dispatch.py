@@ -112,54 +112,39 @@ def _unify(info: OpInfo, args: tuple) -> list:
 
     `info.same_dtype` is True (all inputs) or a tuple of the positions to unify.
     """
-    if info.same_dtype is not True:
-        picked = _unify(_ALL_OF[info], [args[i] for i in info.same_dtype])
-        out = list(args)
-        for i, a in zip(info.same_dtype, picked):
-            out[i] = a
-        return out
+    positions = range(len(args)) if info.same_dtype is True else info.same_dtype
+    picked = [args[i] for i in positions]
     target = None
-    for a in args:
-        if type(a) is Tensor or isinstance(a, _var_type()):
-            target = np.dtype(a.dtype.as_numpy_dtype) if type(a) is not Tensor \
-                else a._value.dtype
+    for a in picked:
+        if type(a) is Tensor:
+            target = a._value.dtype
+            break
+        if isinstance(a, _var_type()):
+            target = np.dtype(a.dtype.as_numpy_dtype)
             break
     if target is None:
-        for a in args:
+        for a in picked:
             d = _dtype_of(a)
             if d is not None:
                 target = np.dtype(d)
                 break
     if target is None:
-        target = to_value(args[0]).dtype
-    out = []
-    for i, a in enumerate(args):
+        target = to_value(picked[0]).dtype
+    out = list(args)
+    for i in positions:
+        a = args[i]
         t = type(a)
         if t is Tensor:
             if a._value.dtype != target:
                 raise _mismatch(info, i, target, a._value.dtype)
-            out.append(a)
         elif isinstance(a, _var_type()):
             if np.dtype(a.dtype.as_numpy_dtype) != target:
                 raise _mismatch(info, i, target, a.dtype.as_numpy_dtype)
-            out.append(a)
         elif t in _PY_SCALARS:
-            _check_python_scalar(a, target)
-            out.append(a)  # weakly typed: jnp keeps the tensor's dtype
+            _check_python_scalar(a, target)  # stays weakly typed: jnp keeps the dtype
         else:
-            out.append(to_value(a, target))
+            out[i] = to_value(a, target)
     return out
-
-
-class _AllOf(dict):
-    """A same-named OpInfo that unifies all of its (selected) inputs."""
-
-    def __missing__(self, info):
-        all_info = self[info] = OpInfo(info.fn, info.name, True, info.differentiable)
-        return all_info
-
-
-_ALL_OF = _AllOf()
 
 
 def _mismatch(info, i, want, got):

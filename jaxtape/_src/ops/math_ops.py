@@ -170,7 +170,6 @@ def _sqrt_bwd(y, g):
 
 
 _sqrt_tf.defvjp(_sqrt_fwd, _sqrt_bwd)
-_sqrt_tf.forward_mode = jnp.sqrt  # jvp replay (ForwardAccumulator) uses plain sqrt
 
 
 @op("Sqrt")
@@ -183,7 +182,7 @@ def sqrt(x, name=None):
     return _sqrt_tf(x)
 
 
-sqrt.__wrapped__.forward_mode = lambda x: jnp.sqrt(x)
+sqrt.__wrapped__.forward_mode = jnp.sqrt  # jvp replay (ForwardAccumulator)
 
 
 @op("Rsqrt")
@@ -525,8 +524,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     if not present:
         raise ValueError("clip_by_global_norm got no tensors (every entry is None).")
     clipped, norm = _clip_by_global_norm([t_list[i] for i in present],
-                                         float(clip_norm) if use_norm is None
-                                         else float(clip_norm))
+                                         float(clip_norm))
     out = [None] * len(t_list)
     for i, c in zip(present, clipped):
         out[i] = c
