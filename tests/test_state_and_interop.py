@@ -75,11 +75,44 @@ def test_experimental_numpy_is_differentiable_and_register_op():
 
 def test_tensors_flow_into_plain_jax_and_numpy():
     t = tf.constant([1.0, 4.0])
-    # JAX 0.10 no longer calls __jax_array__ inside jitted jnp functions, so
-    # convert explicitly (jnp.asarray / t.value) before plain jnp calls.
+    np.testing.assert_array_equal(jnp.sqrt(t), [1.0, 2.0])
     np.testing.assert_array_equal(jnp.sqrt(jnp.asarray(t)), [1.0, 2.0])
     np.testing.assert_array_equal(jnp.sqrt(t.value), [1.0, 2.0])
+    assert float(jnp.dot(t, t)) == 17.0
     assert np.asarray(t).dtype == np.float32
     assert t.ref() in {t.ref()}
     with pytest.raises(TypeError, match="unhashable"):
         {t}
+
+
+def test_tensors_pass_through_jax_transformations():
+    # A Tensor is a pytree: jit/grad/vmap hand the function a Tensor whose
+    # value is a tracer, so jaxtape ops and jnp functions both work inside.
+    t = tf.constant([1.0, 4.0])
+
+    def f(a):
+        return jnp.sum(tf.sin(a) * a)
+
+    g = jax.grad(f)(t)
+    assert isinstance(g, tf.Tensor)
+    expected = jax.grad(lambda a: jnp.sum(jnp.sin(a) * a))(t.value)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-6)
+    doubled = jax.jit(lambda a: a * 2.0)(t)
+    assert isinstance(doubled, tf.Tensor) and doubled.dtype == tf.float32
+    np.testing.assert_array_equal(doubled.numpy(), [2.0, 8.0])
+    rows = jax.vmap(lambda a: tf.reduce_sum(a * a))(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(np.asarray(rows), [5.0, 25.0])
+
+
+def test_python_scalars_stay_weak_next_to_tensors():
+    # TF keeps the tensor's dtype for `x + 1.0`; jaxtape passes the scalar to
+    # jnp weakly typed (no per-op conversion) with the same result dtype.
+    for dtype in (tf.float16, tf.float32, tf.float64, tf.int32, tf.int64):
+        x = tf.ones([2], dtype)
+        assert (x + 1).dtype == dtype
+        assert (2 * x).dtype == dtype
+        assert tf.maximum(x, 0).dtype == dtype
+    assert tf.add(1.0, 2.0).dtype == tf.float32  # only Python values: TF's defaults
+    assert tf.add(1, 2).dtype == tf.int32
+    with pytest.raises(TypeError, match="not an integer"):
+        tf.ones([2], tf.int32) + 1.5

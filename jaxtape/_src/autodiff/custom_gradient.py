@@ -17,7 +17,7 @@ import jax
 from jaxtape._src.autodiff.tape import _CaptureReads
 from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import OpInfo, to_value
-from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.core.tensor import Tensor, tree_map
 from jaxtape._src.state.scope import state_scope
 from jaxtape._src.state.variable import Variable
 
@@ -67,7 +67,7 @@ class _CustomGradientCall:
         @jax.custom_vjp
         def prim(arg_vals, var_vals):
             result, _ = self._run(arg_vals, var_vals)
-            return jax.tree_util.tree_map(_unwrap, result)
+            return tree_map(_unwrap, result)
 
         def fwd(arg_vals, var_vals):
             return prim(arg_vals, var_vals), (arg_vals, var_vals)
@@ -75,7 +75,7 @@ class _CustomGradientCall:
         def bwd(res, cts):
             arg_vals, var_vals = res
             _, grad_fn = self._run(arg_vals, var_vals)
-            ct_tensors = jax.tree_util.tree_map(Tensor, cts)
+            ct_tensors = tree_map(Tensor, cts)
             ct_list = ct_tensors if isinstance(ct_tensors, (list, tuple)) else [
                 ct_tensors]
             with context.paused_tapes():
@@ -144,8 +144,8 @@ def custom_gradient(f=None):
                                    tuple(sorted(kwargs.items())))
         info = OpInfo(call, call.__name__, False, True)
         var_reads = [v.read_value() for v in variables]
-        out = jax.tree_util.tree_map(_unwrap, result)
-        wrapped = jax.tree_util.tree_map(Tensor, out)
+        out = tree_map(_unwrap, result)
+        wrapped = tree_map(Tensor, out)
         for tape in context.state.tapes:
             tape._record(info, (), [*objs, *var_reads], wrapped)
         return wrapped

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jaxtape._src.autodiff import backward
 from jaxtape._src.autodiff.tape import Recorder
 from jaxtape._src.core import context
-from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.core.tensor import Tensor, tree_flatten
 from jaxtape._src.state.variable import Variable
 
 _state = context.state
@@ -40,8 +40,7 @@ _NON_PERSISTENT = ("A non-persistent GradientTape can only be used to compute on
                    "of gradients (or jacobians)")
 
 
-def _flatten(structure):
-    return jax.tree_util.tree_flatten(structure, is_leaf=lambda x: x is None)
+_flatten = tree_flatten
 
 
 def _tf_dtype_name(dt) -> str:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import warnings
 
-import jax
+import jax.numpy as jnp
+import numpy as np
 
 from jaxtape._src.core import context
-from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.core.tensor import Tensor, tree_flatten
 
 _state = context.state
 
@@ -27,9 +28,12 @@ class NumpyEscapeWarning(UserWarning):
     """
 
 
+_FLOAT_DTYPES = frozenset(np.dtype(d) for d in (
+    "float16", "float32", "float64", "complex64", "complex128", jnp.bfloat16))
+
+
 def _float_out(t) -> bool:
-    kind = t._value.dtype.kind
-    return kind == "f" or kind == "c" or t._value.dtype.name == "bfloat16"
+    return t._value.dtype in _FLOAT_DTYPES
 
 
 class Recorder:
@@ -91,15 +95,27 @@ class Recorder:
             self.notes.append(f"`{info.name}` (no gradient, as in TF) consumed a "
                               "tracked tensor")
             return
-        outs = (out,) if type(out) is Tensor else jax.tree_util.tree_leaves(out)
+        if type(out) is Tensor:
+            if out._value.dtype not in _FLOAT_DTYPES:
+                self.notes.append(f"`{info.name}` produced only integer/bool outputs "
+                                  "from a tracked tensor")
+                return
+            ins = tuple(ids[id(o)] if type(o) is Tensor and id(o) in ids
+                        else self._const(o) for o in objs)
+            ref = len(self.tensors)
+            ids[id(out)] = ref
+            self.tensors.append(out)
+            self.born.append(len(self.nodes))
+            self.producer.append(len(self.nodes))
+            self.nodes.append((info.fn, params, ins, (ref,), False))
+            return
+        outs = tree_flatten(out)[0]
         if not any(_float_out(t) for t in outs):
             self.notes.append(f"`{info.name}` produced only integer/bool outputs from "
                               "a tracked tensor")
             return
-        ins = []
-        for o in objs:
-            r = ids.get(id(o)) if type(o) is Tensor else None
-            ins.append(self._const(o) if r is None else r)
+        ins = tuple(ids[id(o)] if type(o) is Tensor and id(o) in ids
+                    else self._const(o) for o in objs)
         k = len(self.nodes)
         out_refs = []
         for t in outs:
@@ -112,8 +128,7 @@ class Recorder:
                 out_refs.append(ref)
             else:
                 out_refs.append(-1)
-        self.nodes.append((info.fn, params, tuple(ins),
-                           tuple(out_refs), type(out) is not Tensor))
+        self.nodes.append((info.fn, params, ins, tuple(out_refs), True))
 
     def _const(self, o) -> int:
         # Deduplicated by identity: the literal `1.0` of a loop is one constant.

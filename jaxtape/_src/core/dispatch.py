@@ -107,11 +107,28 @@ def _dtype_of(x):
     return getattr(x, "dtype", None)
 
 
-def _unify(info: OpInfo, args: tuple) -> list:
+def _unify(info: OpInfo, args: tuple):
     """TF's binary-op rule: non-tensors take the tensors' dtype; tensors must agree.
 
     `info.same_dtype` is True (all inputs) or a tuple of the positions to unify.
+    Python scalars next to a typed input stay Python scalars: jnp treats them
+    as weakly typed, which keeps the tensor's dtype without a host-to-device
+    copy per op. Every other non-tensor is converted here, so after `_unify`
+    a Python scalar among the inputs always means "weak, pass it through".
     """
+    if len(args) == 2 and info.same_dtype is True:  # the common binary case
+        a, b = args
+        if type(a) is Tensor:
+            tb = type(b)
+            if tb is Tensor:
+                if a._value.dtype == b._value.dtype:
+                    return args
+            elif tb in _PY_SCALARS:
+                _check_python_scalar(b, a._value.dtype)
+                return args
+        elif type(b) is Tensor and type(a) in _PY_SCALARS:
+            _check_python_scalar(a, b._value.dtype)
+            return args
     positions = range(len(args)) if info.same_dtype is True else info.same_dtype
     picked = [args[i] for i in positions]
     target = None
@@ -122,26 +139,29 @@ def _unify(info: OpInfo, args: tuple) -> list:
         if isinstance(a, _var_type()):
             target = np.dtype(a.dtype.as_numpy_dtype)
             break
+    weak_ok = True
     if target is None:
         for a in picked:
             d = _dtype_of(a)
             if d is not None:
                 target = np.dtype(d)
                 break
-    if target is None:
+    if target is None:  # only Python values: the first one decides, as in TF
         target = to_value(picked[0]).dtype
+        weak_ok = False
     out = list(args)
-    for i in positions:
-        a = args[i]
+    for i, a in enumerate(args):
         t = type(a)
-        if t is Tensor:
-            if a._value.dtype != target:
-                raise _mismatch(info, i, target, a._value.dtype)
-        elif isinstance(a, _var_type()):
-            if np.dtype(a.dtype.as_numpy_dtype) != target:
-                raise _mismatch(info, i, target, a.dtype.as_numpy_dtype)
-        elif t in _PY_SCALARS:
-            _check_python_scalar(a, target)  # stays weakly typed: jnp keeps the dtype
+        if t is Tensor or isinstance(a, _var_type()):
+            if i in positions:
+                got = a._value.dtype if t is Tensor else np.dtype(a.dtype.as_numpy_dtype)
+                if got != target:
+                    raise _mismatch(info, i, target, got)
+        elif i not in positions:
+            if t in _PY_SCALARS or t is list or t is tuple:
+                out[i] = to_value(a)
+        elif t in _PY_SCALARS and weak_ok:
+            _check_python_scalar(a, target)
         else:
             out[i] = to_value(a, target)
     return out
@@ -164,17 +184,21 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
     """Runs one op: unwrap `args`, call `info.fn(*values, *params)`, wrap, record."""
     if info.same_dtype:
         args = _unify(info, args)
+        value_of, input_of = _weak_value, _weak_input
+    else:
+        value_of, input_of = _slow_value, _slow_input
     tapes = _state.tapes
     if not tapes:
-        vals = [a._value if type(a) is Tensor else _slow_value(a) for a in args]
-        out = info.fn(*vals, *params)
+        out = info.fn(*[a._value if type(a) is Tensor else value_of(a) for a in args],
+                      *params)
         if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
             return _wrap(out)
         return Tensor(out)
     # Recording path: variables are read through the tapes (each read a leaf).
-    objs = [a if type(a) is Tensor else _slow_input(a) for a in args]
+    objs = [a if type(a) is Tensor else input_of(a) for a in args]
     vals = [o._value if type(o) is Tensor else o for o in objs]
-    out = _wrap(info.fn(*vals, *params))
+    out = info.fn(*vals, *params)
+    out = Tensor(out) if hasattr(out, "dtype") else _wrap(out)
     for tape in tapes:
         tape._record(info, params, objs, out)
     return out
@@ -201,12 +225,21 @@ def _slow_value(a):
     return a  # NumPy / jax arrays keep their dtype
 
 
+def _weak_value(a):
+    # After `_unify`: Python scalars are weakly typed on purpose.
+    return a._read_raw() if isinstance(a, _var_type()) else a
+
+
 def _slow_input(a):
     if isinstance(a, _var_type()):
         return _hooks.read_variable(a)
     if type(a) in _PY_SCALARS or type(a) is list or type(a) is tuple:
         return to_value(a)
     return a
+
+
+def _weak_input(a):
+    return _hooks.read_variable(a) if isinstance(a, _var_type()) else a
 
 
 def _wrap(out):

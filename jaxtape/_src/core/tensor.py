@@ -6,6 +6,7 @@ so that this module never imports the op layer.
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from jaxtape._src.core import context, dtypes
@@ -193,6 +194,29 @@ class Tensor:
         if spec and not self._value.shape:
             return format(self.numpy(), spec)
         return str(self) if not spec else format(str(self), spec)
+
+
+# A Tensor is a pytree with one child, its value, so it can be handed to any
+# jax/jnp function: `jnp.sin(t)`, `jax.jit(f)(t)`, `jax.grad(f)(t)`. (JAX >= 0.10
+# no longer calls `__jax_array__` while abstractifying arguments; it asks for a
+# pytree instead.) Code that walks structures holding Tensors uses `tree_flatten`
+# and `tree_map` below, which keep Tensors whole.
+jax.tree_util.register_pytree_node(
+    Tensor, lambda t: ((t._value,), None), lambda _, children: Tensor(children[0]))
+
+
+def _is_leaf(x) -> bool:
+    return x is None or type(x) is Tensor
+
+
+def tree_flatten(structure):
+    """`jax.tree_util.tree_flatten` with Tensors and None as leaves."""
+    return jax.tree_util.tree_flatten(structure, is_leaf=_is_leaf)
+
+
+def tree_map(fn, structure):
+    """`jax.tree_util.tree_map` with Tensors as leaves (None stays None)."""
+    return jax.tree_util.tree_map(fn, structure, is_leaf=lambda x: type(x) is Tensor)
 
 
 def _numpy_text(value, is_repr: bool) -> str:
