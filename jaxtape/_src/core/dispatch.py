@@ -42,8 +42,10 @@ def to_value(x, dtype=None):
     """A `jax.Array`/NumPy value for any tensor-like, by TF's conversion rules.
 
     Python floats become float32, ints int32 (int64 when too large), NumPy
-    arrays keep their dtype; `dtype` (a NumPy dtype) overrides.
+    arrays keep their dtype; `dtype` (a NumPy dtype or scalar type) overrides.
     """
+    if dtype is not None:
+        dtype = np.dtype(dtype)
     t = type(x)
     if t is Tensor:
         v = x._value

@@ -508,8 +508,11 @@ def global_norm(t_list, name=None):
 
 
 @op("ClipByGlobalNorm", inputs="t_list")
-def _clip_by_global_norm(t_list, clip_norm):
-    norm = jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list))
+def _clip_by_global_norm(t_list, clip_norm, norm_given):
+    if norm_given:  # the last entry is the caller's `use_norm`
+        *t_list, norm = t_list
+    else:
+        norm = jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list))
     clip = jnp.asarray(clip_norm, norm.dtype)
     scale = clip * jnp.minimum(1.0 / norm, 1.0 / clip)
     return (tuple(t * scale.astype(t.dtype) for t in t_list), norm)
@@ -519,12 +522,16 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     """Scales a list of tensors so that their global norm is at most `clip_norm`.
 
     Returns `(list_clipped, global_norm)` as TF does; None entries stay None.
+    With `use_norm`, that value is the global norm (neither computed nor
+    differentiated through the tensors).
     """
     present = [i for i, t in enumerate(t_list) if t is not None]
     if not present:
         raise ValueError("clip_by_global_norm got no tensors (every entry is None).")
-    clipped, norm = _clip_by_global_norm([t_list[i] for i in present],
-                                         float(clip_norm))
+    given = [t_list[i] for i in present]
+    if use_norm is not None:
+        given.append(use_norm)
+    clipped, norm = _clip_by_global_norm(given, float(clip_norm), use_norm is not None)
     out = [None] * len(t_list)
     for i, c in zip(present, clipped):
         out[i] = c

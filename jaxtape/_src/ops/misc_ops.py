@@ -18,7 +18,7 @@ def _host(x):
     return np.asarray(to_value(x))
 
 
-def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=3,  # noqa: A001
+def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3,  # noqa: A001
           name=None):
     """Prints tensors and Python values (TF's `tf.print`: to stderr by default).
 
@@ -37,7 +37,7 @@ def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=3,  # 
                 arr.item()))
         else:
             parts.append(str(x))
-    stream = output_stream
+    stream = sys.stderr if output_stream is None else output_stream
     if isinstance(stream, str):
         stream = {"stdout": sys.stdout, "stderr": sys.stderr}.get(stream, sys.stderr)
     stream.write(sep.join(parts) + end)
