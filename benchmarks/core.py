@@ -1,4 +1,4 @@
-"""Core benchmarks: dispatch, tape overhead, nested tapes, jacobians, seed-model gradient.
+"""Core benchmarks: dispatch, tape overhead, nested tapes, jacobians, a model gradient.
 
 Each row is measured in this run beside its baseline (hand-written JAX; real TF
 eager when the `parity` extra is installed). Median µs after warm-up, with
@@ -63,8 +63,12 @@ def dispatch(reps):
     x_np = np.ones(100, np.float32)
     xj, xt = jnp.asarray(x_np), jaxtape.constant(x_np)
     base = timeit(lambda: jnp.sin(xj), reps)
-    row("jaxtape.sin outside a tape", timeit(lambda: jaxtape.sin(xt), reps), base,
-        timeit(lambda: tf_real.sin(tf_real.constant(x_np)), reps) if tf_real else None)
+    row(
+        "jaxtape.sin outside a tape",
+        timeit(lambda: jaxtape.sin(xt), reps),
+        base,
+        timeit(lambda: tf_real.sin(tf_real.constant(x_np)), reps) if tf_real else None,
+    )
     with jaxtape.GradientTape() as tape:
         tape.watch(xt)
         inside = timeit(lambda: jaxtape.sin(xt), reps)
@@ -105,9 +109,15 @@ def chain(n, reps):
                 for _ in range(n):
                     y = y * xt + 1.0
             return tape.gradient(y, xt)
+
         tf_us = timeit(tf_run, max(reps // 4, 3), warmup=1)
-    row(f"chain N={n}: tape fwd+bwd", ours, base, tf_us,
-        f"{ours / n:.1f} µs/step; first call {first / 1e3:.1f} ms")
+    row(
+        f"chain N={n}: tape fwd+bwd",
+        ours,
+        base,
+        tf_us,
+        f"{ours / n:.1f} µs/step; first call {first / 1e3:.1f} ms",
+    )
 
 
 def nested(reps):
@@ -138,9 +148,14 @@ def nested(reps):
                     y = tf_real.reduce_sum(tf_real.sin(xt) ** 3)
                 g = t2.gradient(y, xt)
             return t1.gradient(g, xt)
+
         tf_us = timeit(tf_run, reps)
-    row("2nd derivative, nested tapes (x: 1000)", timeit(run, reps),
-        timeit(lambda: h(xj), reps), tf_us)
+    row(
+        "2nd derivative, nested tapes (x: 1000)",
+        timeit(run, reps),
+        timeit(lambda: h(xj), reps),
+        tf_us,
+    )
 
 
 def jacobians(reps):
@@ -152,9 +167,15 @@ def jacobians(reps):
     def run():
         with jaxtape.GradientTape() as tape:
             tape.watch(x)
-            y = jaxtape.tanh(jaxtape.linalg.matvec(w, x)) if hasattr(
-                jaxtape.linalg, "matvec") else jaxtape.tanh(
-                jaxtape.reshape(jaxtape.matmul(w, jaxtape.reshape(x, [256, 1])), [256]))
+            y = (
+                jaxtape.tanh(jaxtape.linalg.matvec(w, x))
+                if hasattr(jaxtape.linalg, "matvec")
+                else jaxtape.tanh(
+                    jaxtape.reshape(
+                        jaxtape.matmul(w, jaxtape.reshape(x, [256, 1])), [256]
+                    )
+                )
+            )
         return tape.jacobian(y, x)
 
     jac = jax.jit(jax.jacrev(lambda x: jnp.tanh(w_np @ x)))
@@ -165,12 +186,20 @@ def jacobians(reps):
         def tf_run():
             with tf_real.GradientTape() as tape:
                 tape.watch(xt)
-                y = tf_real.tanh(tf_real.reshape(
-                    tf_real.matmul(wt, tf_real.reshape(xt, [256, 1])), [256]))
+                y = tf_real.tanh(
+                    tf_real.reshape(
+                        tf_real.matmul(wt, tf_real.reshape(xt, [256, 1])), [256]
+                    )
+                )
             return tape.jacobian(y, xt)
+
         tf_us = timeit(tf_run, max(reps // 20, 3), warmup=1)
-    row("tape.jacobian tanh(W@x), W 256x256", timeit(run, reps // 4),
-        timeit(lambda: jac(jnp.asarray(x_np)), reps), tf_us)
+    row(
+        "tape.jacobian tanh(W@x), W 256x256",
+        timeit(run, reps // 4),
+        timeit(lambda: jac(jnp.asarray(x_np)), reps),
+        tf_us,
+    )
 
     xb_np = rng.normal(size=(64, 256)).astype(np.float32)
     xb = jaxtape.constant(xb_np)
@@ -182,16 +211,23 @@ def jacobians(reps):
         return tape.batch_jacobian(y, xb)
 
     bj = jax.jit(jax.vmap(jax.jacrev(lambda x: jnp.tanh(w_np @ x))))
-    row("tape.batch_jacobian, batch 64", timeit(run_b, reps // 4),
-        timeit(lambda: bj(jnp.asarray(xb_np)), reps // 4))
+    row(
+        "tape.batch_jacobian, batch 64",
+        timeit(run_b, reps // 4),
+        timeit(lambda: bj(jnp.asarray(xb_np)), reps // 4),
+    )
 
 
 def seed_model(reps):
     rng = np.random.default_rng(0)
     data = rng.random((1000, 32)).astype(np.float32)
     labels = rng.random((1000, 10)).astype(np.float32)
-    params = [rng.normal(size=(32, 32)).astype(np.float32) * 0.2, np.zeros(32, np.float32),
-              rng.normal(size=(32, 10)).astype(np.float32) * 0.2, np.zeros(10, np.float32)]
+    params = [
+        rng.normal(size=(32, 32)).astype(np.float32) * 0.2,
+        np.zeros(32, np.float32),
+        rng.normal(size=(32, 10)).astype(np.float32) * 0.2,
+        np.zeros(10, np.float32),
+    ]
     variables = [jaxtape.Variable(p) for p in params]
     x, y = jaxtape.constant(data), jaxtape.constant(labels)
 
@@ -201,7 +237,8 @@ def seed_model(reps):
             h = jaxtape.nn.relu(jaxtape.matmul(x, w1) + b1)
             logits = jaxtape.matmul(h, w2) + b2
             loss = jaxtape.reduce_mean(
-                jaxtape.nn.softmax_cross_entropy_with_logits(y, logits))
+                jaxtape.nn.softmax_cross_entropy_with_logits(y, logits)
+            )
         return tape.gradient(loss, variables)
 
     def loss_fn(ps, x, y):
@@ -217,20 +254,28 @@ def seed_model(reps):
     first = first_call(loss_tape)
     second = first_call(loss_tape)
     base_first = first_call(lambda: vg(jparams, xj, yj))
-    row("seed model (Dense32 relu->Dense10, 1000x32) grad", timeit(loss_tape, reps),
-        timeit(lambda: vg(jparams, xj, yj), reps), None,
+    row(
+        "seed model (Dense32 relu->Dense10, 1000x32) grad",
+        timeit(loss_tape, reps),
+        timeit(lambda: vg(jparams, xj, yj), reps),
+        None,
         f"1st call {first / 1e3:.1f} ms (eager replay), 2nd {second / 1e3:.1f} ms "
-        f"(compile); jax.jit 1st {base_first / 1e3:.1f} ms")
+        f"(compile); jax.jit 1st {base_first / 1e3:.1f} ms",
+    )
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     reps = 40 if parser.parse_args().quick else 200
-    print(f"# jaxtape core benchmarks — {platform.processor() or platform.machine()}, "
-          f"{jax.devices()[0].platform}, jax {jax.__version__}, "
-          f"TF {tf_real.__version__ if tf_real else 'not installed'}")
-    print(f"{'case':46s} {'jaxtape':>10} {'JAX':>10} {'ratio':>8} {'TF eager':>10}  (µs)")
+    print(
+        f"# jaxtape core benchmarks — {platform.processor() or platform.machine()}, "
+        f"{jax.devices()[0].platform}, jax {jax.__version__}, "
+        f"TF {tf_real.__version__ if tf_real else 'not installed'}"
+    )
+    print(
+        f"{'case':46s} {'jaxtape':>10} {'JAX':>10} {'ratio':>8} {'TF eager':>10}  (µs)"
+    )
     dispatch(reps * 10)
     print("\n## tape overhead, nested tapes, jacobians, seed model (µs per call)")
     chain(100, reps // 2)

@@ -26,8 +26,10 @@ def main(steps: int = 200) -> float:
         w.assign_sub(lr * dw)
         b.assign_sub(lr * db)
         if step % 50 == 0 or step == steps - 1:
-            print(f"step {step:4d}  loss {loss.numpy():.5f}  w {w.numpy():.3f}  "
-                  f"b {b.numpy():.3f}")
+            print(
+                f"step {step:4d}  loss {loss.numpy():.5f}  w {w.numpy():.3f}  "
+                f"b {b.numpy():.3f}"
+            )
     print("compiled-backward cache:", tf.autodiff.cache_stats())
     return float(loss.numpy())
 

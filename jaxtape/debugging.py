@@ -1,7 +1,13 @@
 """`jaxtape.debugging` (TF's `tf.debugging`): re-exports only."""
 
 from jaxtape._src.ops.misc_ops import (  # noqa: F401
-    assert_equal, assert_greater, assert_greater_equal, assert_less, assert_less_equal,
-    assert_near, assert_rank, check_numerics,
+    assert_equal,
+    assert_greater,
+    assert_greater_equal,
+    assert_less,
+    assert_less_equal,
+    assert_near,
+    assert_rank,
+    check_numerics,
 )
 from jaxtape._src.autodiff.explain import explain_gradient  # noqa: F401

@@ -1,7 +1,16 @@
 """`jaxtape.linalg` (TF's `tf.linalg`): re-exports only."""
 
 from jaxtape._src.ops.linalg_ops import (  # noqa: F401
-    cholesky, det, diag_part, eigh, inv, qr, slogdet, solve, svd, trace,
+    cholesky,
+    det,
+    diag_part,
+    eigh,
+    inv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    trace,
     triangular_solve,
 )
 from jaxtape._src.ops.array_ops import diag  # noqa: F401

@@ -1,6 +1,13 @@
 """`jaxtape.random` (TF's `tf.random`): re-exports only."""
 
 from jaxtape._src.state.random_ops import (  # noqa: F401
-    Generator, categorical, get_global_generator, normal, set_global_generator,
-    set_seed, shuffle, truncated_normal, uniform,
+    Generator,
+    categorical,
+    get_global_generator,
+    normal,
+    set_global_generator,
+    set_seed,
+    shuffle,
+    truncated_normal,
+    uniform,
 )

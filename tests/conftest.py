@@ -1,14 +1,7 @@
-"""Shared test setup: 4 virtual CPU devices, MNIST path, the TF parity oracle."""
+"""Shared fixtures: the TF parity oracle, a NumPy RNG (device setup: ../conftest.py)."""
 
-import os
-
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import jaxtape  # noqa: E402, F401
+import numpy as np
+import pytest
 
 
 @pytest.fixture(scope="session")

@@ -11,15 +11,21 @@ import jaxtape as tf
 
 # (jaxtape op, jnp twin) pairs of shape-preserving smooth unary ops.
 UNARY = [
-    (tf.sin, jnp.sin), (tf.cos, jnp.cos), (tf.tanh, jnp.tanh),
-    (tf.sigmoid, jax.nn.sigmoid), (tf.math.softplus, jax.nn.softplus),
-    (tf.square, jnp.square), (lambda x: tf.exp(x * 0.3), lambda x: jnp.exp(x * 0.3)),
+    (tf.sin, jnp.sin),
+    (tf.cos, jnp.cos),
+    (tf.tanh, jnp.tanh),
+    (tf.sigmoid, jax.nn.sigmoid),
+    (tf.math.softplus, jax.nn.softplus),
+    (tf.square, jnp.square),
+    (lambda x: tf.exp(x * 0.3), lambda x: jnp.exp(x * 0.3)),
     (lambda x: tf.sqrt(x * x + 1.0), lambda x: jnp.sqrt(x * x + 1.0)),
     (lambda x: tf.math.log1p(x * x), lambda x: jnp.log1p(x * x)),
     (lambda x: tf.nn.softmax(x), lambda x: jax.nn.softmax(x, axis=-1)),
 ]
 BINARY = [
-    (tf.add, jnp.add), (tf.multiply, jnp.multiply), (tf.subtract, jnp.subtract),
+    (tf.add, jnp.add),
+    (tf.multiply, jnp.multiply),
+    (tf.subtract, jnp.subtract),
     (tf.maximum, jnp.maximum),
     (lambda a, b: a / (b * b + 1.0), lambda a, b: a / (b * b + 1.0)),
 ]
@@ -27,16 +33,19 @@ REDUCE = [
     (lambda x: tf.reduce_sum(x), jnp.sum),
     (lambda x: tf.reduce_mean(x * x), lambda x: jnp.mean(x * x)),
     (lambda x: tf.reduce_logsumexp(x), jax.nn.logsumexp),
-    (lambda x: tf.reduce_sum(tf.reduce_max(x, axis=-1)),
-     lambda x: jnp.sum(jnp.max(x, axis=-1))),
+    (
+        lambda x: tf.reduce_sum(tf.reduce_max(x, axis=-1)),
+        lambda x: jnp.sum(jnp.max(x, axis=-1)),
+    ),
 ]
 
 
 @st.composite
 def programs(draw):
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
-    steps = draw(st.lists(st.tuples(st.booleans(), st.integers(0, 100)), min_size=1,
-                          max_size=6))
+    steps = draw(
+        st.lists(st.tuples(st.booleans(), st.integers(0, 100)), min_size=1, max_size=6)
+    )
     reducer = draw(st.integers(0, len(REDUCE) - 1))
     seed = draw(st.integers(0, 2**16))
     return shape, steps, reducer, seed
@@ -114,9 +123,13 @@ def test_tape_jacobian_equals_jacrev(program):
         def f(x, y):
             h = x
             for binary, k in steps:
-                h = (BINARY[k % len(BINARY)][lib](h, y) if binary
-                     else UNARY[k % len(UNARY)][lib](h))
+                h = (
+                    BINARY[k % len(BINARY)][lib](h, y)
+                    if binary
+                    else UNARY[k % len(UNARY)][lib](h)
+                )
             return h
+
         return f
 
     x = tf.constant(x_np)

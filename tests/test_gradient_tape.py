@@ -1,4 +1,4 @@
-"""GradientTape behaviours (TF's backprop_test.py as a checklist), against closed forms."""
+"""GradientTape behaviours (TF's backprop_test.py as a checklist) vs closed forms."""
 
 import jax
 import jax.numpy as jnp
@@ -14,8 +14,11 @@ def test_non_persistent_tape_refuses_second_gradient():
         tape.watch(x)
         y = x * x
     tape.gradient(y, x)
-    with pytest.raises(RuntimeError, match="A non-persistent GradientTape can only be "
-                       r"used to compute one set of gradients \(or jacobians\)"):
+    with pytest.raises(
+        RuntimeError,
+        match="A non-persistent GradientTape can only be "
+        r"used to compute one set of gradients \(or jacobians\)",
+    ):
         tape.gradient(y, x)
 
 
@@ -63,8 +66,9 @@ def test_non_scalar_target_is_summed_or_weighted_by_output_gradients():
         y = x * x
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2, 4, 6])
     w = tf.constant([1.0, 0.0, -1.0])
-    np.testing.assert_allclose(tape.gradient(y, x, output_gradients=w).numpy(),
-                               [2, 0, -6])
+    np.testing.assert_allclose(
+        tape.gradient(y, x, output_gradients=w).numpy(), [2, 0, -6]
+    )
 
 
 def test_unconnected_gradients_none_and_zero():
@@ -95,7 +99,7 @@ def test_gradient_with_respect_to_intermediate_and_its_input_together():
         z = y * x  # x^3
     gx, gy = tape.gradient(z, [x, y])
     assert gx.numpy() == 12.0  # total derivative 3x^2
-    assert gy.numpy() == 2.0   # partial dz/dy = x
+    assert gy.numpy() == 2.0  # partial dz/dy = x
 
 
 def test_stop_recording_and_reset():
@@ -134,9 +138,11 @@ def test_integer_source_gives_none_with_tf_warning():
         with pytest.warns(tf.debug.GradientWarning, match="must be floating"):
             tape.watch(i)
         y = i * i
-    with pytest.warns(tf.debug.GradientWarning,
-                      match=r"source tensor must be floating \(e.g. tf.float32\) when "
-                            "calling GradientTape.gradient, got tf.int32"):
+    with pytest.warns(
+        tf.debug.GradientWarning,
+        match=r"source tensor must be floating \(e.g. tf.float32\) when "
+        "calling GradientTape.gradient, got tf.int32",
+    ):
         assert tape.gradient(y, i) is None
 
 
@@ -175,10 +181,12 @@ def test_jacobian_matches_jacrev_and_batch_jacobian_per_example(rng):
         y = tf.tanh(tf.linalg.matmul(w, tf.reshape(x, [4, 1])))[:, 0]
     jw, jx = tape.jacobian(y, [w, x])
     f = lambda w, x: jnp.tanh(w @ x)
-    np.testing.assert_allclose(jw.numpy(), jax.jacrev(f, 0)(w_np, x_np), rtol=1e-5,
-                               atol=1e-6)
-    np.testing.assert_allclose(jx.numpy(), jax.jacrev(f, 1)(w_np, x_np), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        jw.numpy(), jax.jacrev(f, 0)(w_np, x_np), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        jx.numpy(), jax.jacrev(f, 1)(w_np, x_np), rtol=1e-5, atol=1e-6
+    )
 
     xb_np = rng.normal(size=(3, 4)).astype(np.float32)
     xb = tf.constant(xb_np)
@@ -196,6 +204,7 @@ def test_custom_gradient_replaces_the_rule():
     def clip_gradient_identity(x):
         def grad(dy):
             return tf.clip_by_value(dy, -0.5, 0.5)
+
         return tf.identity(x), grad
 
     x = tf.constant([1.0, 2.0])
@@ -212,6 +221,7 @@ def test_custom_gradient_with_variables():
     def scale(x):
         def grad(dy, variables=None):
             return dy * v, [dy * x * 10.0]  # a deliberately "wrong" dv to see it used
+
         return x * v, grad
 
     x = tf.constant(3.0)
@@ -311,9 +321,11 @@ def test_watching_non_tensors_is_a_clear_error():
 
 
 def test_mixed_dtypes_refused_like_tf():
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"cannot compute AddV2 as input #1\(zero-based\) was "
-                             "expected to be a float tensor but is a double tensor"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"cannot compute AddV2 as input #1\(zero-based\) was "
+        "expected to be a float tensor but is a double tensor",
+    ):
         tf.constant(1.0) + tf.constant(1.0, tf.float64)
     with pytest.raises(tf.errors.InvalidArgumentError, match="int32"):
         tf.constant(1.0) * tf.constant(1)
@@ -328,6 +340,7 @@ def test_static_shape_arguments_survive_the_compiled_backward():
     for _ in range(3):  # third call runs the jitted backward
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = tf.reduce_sum(tf.tile(tf.expand_dims(tf.reshape(x, [2, 3]), 0),
-                                      [2, 1, 1]) ** 2)
+            y = tf.reduce_sum(
+                tf.tile(tf.expand_dims(tf.reshape(x, [2, 3]), 0), [2, 1, 1]) ** 2
+            )
         np.testing.assert_allclose(tape.gradient(y, x).numpy(), 4 * x.numpy())

@@ -15,10 +15,17 @@ LAYERS = {
     "core": 0,
     "ops": 1,
     "state": 2,
-    "autodiff": 3, "function": 3,
-    "losses": 4, "metrics": 4, "optimizers": 4, "initializers": 4, "summary": 4,
-    "data": 4, "checkpoint": 4,
-    "keras": 5, "distribute": 5,
+    "autodiff": 3,
+    "function": 3,
+    "losses": 4,
+    "metrics": 4,
+    "optimizers": 4,
+    "initializers": 4,
+    "summary": 4,
+    "data": 4,
+    "checkpoint": 4,
+    "keras": 5,
+    "distribute": 5,
     "compat": 6,
 }
 
@@ -58,8 +65,10 @@ def _violations():
             if other not in LAYERS:
                 found.append(f"{rel}:{line} imports unknown package {other}")
             elif LAYERS[other] >= LAYERS[own]:
-                found.append(f"{rel}:{line} ({own}, L{LAYERS[own]}) imports "
-                             f"{module} (L{LAYERS[other]})")
+                found.append(
+                    f"{rel}:{line} ({own}, L{LAYERS[own]}) imports "
+                    f"{module} (L{LAYERS[other]})"
+                )
     return found
 
 
@@ -71,9 +80,8 @@ def test_the_scan_sees_a_violation(tmp_path, monkeypatch):
     # The scan itself must be able to fail: plant an upward import.
     fake = tmp_path / "_src"
     (fake / "core").mkdir(parents=True)
-    (fake / "core" / "bad.py").write_text(
-        "from jaxtape._src.autodiff import tape\n")
+    (fake / "core" / "bad.py").write_text("from jaxtape._src.autodiff import tape\n")
     monkeypatch.setattr(sys.modules[__name__], "SRC", fake)
-    assert _violations() == ["core/bad.py:1 (core, L0) imports "
-                             "jaxtape._src.autodiff (L3)"]
-
+    assert _violations() == [
+        "core/bad.py:1 (core, L0) imports jaxtape._src.autodiff (L3)"
+    ]

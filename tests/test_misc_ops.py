@@ -47,8 +47,9 @@ def test_assert_equal_and_near():
 def test_check_numerics_names_the_problem_as_tf_does():
     ok = tf.constant([1.0, 2.0])
     assert tf.debugging.check_numerics(ok, "fine") is ok
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match="bad values : Tensor had NaN values"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match="bad values : Tensor had NaN values"
+    ):
         tf.debugging.check_numerics(tf.constant([1.0, np.nan]), "bad values")
     with pytest.raises(tf.errors.InvalidArgumentError, match="Tensor had Inf values"):
         tf.debugging.check_numerics(tf.constant([np.inf]), "x")
@@ -82,8 +83,11 @@ def test_numpy_function_runs_on_numpy_and_carries_no_gradient():
 
 # -- IndexedSlices and gather gradients ---------------------------------------------
 def test_indexed_slices_to_dense():
-    s = tf.IndexedSlices(values=tf.constant([[1.0, 2.0], [3.0, 4.0]]),
-                         indices=tf.constant([0, 2]), dense_shape=[3, 2])
+    s = tf.IndexedSlices(
+        values=tf.constant([[1.0, 2.0], [3.0, 4.0]]),
+        indices=tf.constant([0, 2]),
+        dense_shape=[3, 2],
+    )
     np.testing.assert_array_equal(s.to_dense().numpy(), [[1, 2], [0, 0], [3, 4]])
     assert s.dtype == tf.float32
 
@@ -93,8 +97,9 @@ def test_gather_gradient_sums_repeated_rows():
     params = tf.Variable(np.arange(8.0, dtype=np.float32).reshape(4, 2))
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(tf.gather(params, [0, 0, 3]) * [[1.0, 2.0]])
-    np.testing.assert_array_equal(tape.gradient(y, params).numpy(),
-                                  [[2, 4], [0, 0], [0, 0], [1, 2]])
+    np.testing.assert_array_equal(
+        tape.gradient(y, params).numpy(), [[2, 4], [0, 0], [0, 0], [1, 2]]
+    )
 
 
 def test_gather_gradient_matches_tf(tf):  # noqa: F811 - `tf` here is real TF
@@ -123,7 +128,7 @@ def test_tensor_array_write_read_stack_and_gradient():
     assert ta.size().numpy() == 3
     assert ta.read(1).numpy() == 4.0
     assert y.numpy() == 2.0 + 4.0 + 8.0
-    assert tape.gradient(y, x).numpy() == 1 + 2 * 2.0 + 3 * 2.0 ** 2
+    assert tape.gradient(y, x).numpy() == 1 + 2 * 2.0 + 3 * 2.0**2
 
 
 def test_tensor_array_grows_only_when_dynamic():
@@ -145,14 +150,14 @@ def test_tensor_array_grows_only_when_dynamic():
 def test_op_seed_streams_follow_tf_rules():
     tf.random.set_seed(1234)
     a1 = tf.random.uniform([2], seed=1).numpy()
-    a2 = tf.random.uniform([2], seed=1).numpy()   # same op seed: the stream moves on
-    b1 = tf.random.uniform([2], seed=2).numpy()   # another op seed: another stream
+    a2 = tf.random.uniform([2], seed=1).numpy()  # same op seed: the stream moves on
+    b1 = tf.random.uniform([2], seed=2).numpy()  # another op seed: another stream
     assert not np.array_equal(a1, a2) and not np.array_equal(a1, b1)
-    tf.random.set_seed(1234)                      # resetting replays every stream
+    tf.random.set_seed(1234)  # resetting replays every stream
     np.testing.assert_array_equal(tf.random.uniform([2], seed=1).numpy(), a1)
     np.testing.assert_array_equal(tf.random.uniform([2], seed=1).numpy(), a2)
     np.testing.assert_array_equal(tf.random.uniform([2], seed=2).numpy(), b1)
-    tf.random.set_seed(4321)                      # another global seed: other values
+    tf.random.set_seed(4321)  # another global seed: other values
     assert not np.array_equal(tf.random.uniform([2], seed=1).numpy(), a1)
 
 
@@ -172,11 +177,19 @@ def test_clip_by_global_norm_matches_tf_with_and_without_use_norm(tf):
     a, b = np.array([3.0, 4.0], np.float32), np.array([12.0], np.float32)
     for use_norm in (None, 26.0):
         theirs, their_norm = tf.clip_by_global_norm(
-            [tf.constant(a), None, tf.constant(b)], 6.5,
-            use_norm=None if use_norm is None else tf.constant(use_norm))
+            [tf.constant(a), None, tf.constant(b)],
+            6.5,
+            use_norm=None if use_norm is None else tf.constant(use_norm),
+        )
         ours, our_norm = jt.clip_by_global_norm(
-            [jt.constant(a), None, jt.constant(b)], 6.5,
-            use_norm=None if use_norm is None else jt.constant(use_norm))
+            [jt.constant(a), None, jt.constant(b)],
+            6.5,
+            use_norm=None if use_norm is None else jt.constant(use_norm),
+        )
         assert ours[1] is None and theirs[1] is None
-        for x, y in ((ours[0], theirs[0]), (ours[2], theirs[2]), (our_norm, their_norm)):
+        for x, y in (
+            (ours[0], theirs[0]),
+            (ours[2], theirs[2]),
+            (our_norm, their_norm),
+        ):
             np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-6)

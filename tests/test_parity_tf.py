@@ -14,7 +14,8 @@ FUNCTIONS = {
     "norm": lambda m, x: m.norm(x),
     "gather": lambda m, x: m.gather(x * x, [0, 0, 1]),
     "sigmoid_xent": lambda m, x: m.nn.sigmoid_cross_entropy_with_logits(
-        labels=m.ones_like(x) * 0.3, logits=x),
+        labels=m.ones_like(x) * 0.3, logits=x
+    ),
     "l2_loss_relu": lambda m, x: m.nn.l2_loss(m.nn.relu(x)),
     "cumsum_reverse": lambda m, x: m.cumsum(x, axis=1, reverse=True, exclusive=True),
     "clip_by_norm": lambda m, x: m.clip_by_norm(x, 0.5),
@@ -93,8 +94,11 @@ def test_mixed_dtype_error_matches_tensorflow(tf):
 
 
 def test_complex_gradients_match_tensorflow(tf):
-    fns = [lambda m, z: z * z, lambda m, z: m.math.real(z * m.math.conj(z)),
-           lambda m, z: m.math.imag(z) * 3.0]
+    fns = [
+        lambda m, z: z * z,
+        lambda m, z: m.math.real(z * m.math.conj(z)),
+        lambda m, z: m.math.imag(z) * 3.0,
+    ]
     for fn in fns:
         out = []
         for m in (tf, jaxtape):
@@ -141,5 +145,6 @@ def test_reprs_match_tensorflow(tf):
     for value in ([[1.0, 1.0], [1.0, 1.0]], 6.0, [1, 2, 3]):
         ours = repr(jaxtape.constant(value)).replace("jaxtape.Tensor", "tf.Tensor")
         assert ours == repr(tf.constant(value))
-    assert (repr(jaxtape.Variable(1.0)).replace("jaxtape.Variable", "tf.Variable")
-            == repr(tf.Variable(1.0)))
+    assert repr(jaxtape.Variable(1.0)).replace(
+        "jaxtape.Variable", "tf.Variable"
+    ) == repr(tf.Variable(1.0))

@@ -82,7 +82,7 @@ def test_tensors_flow_into_plain_jax_and_numpy():
     assert np.asarray(t).dtype == np.float32
     assert t.ref() in {t.ref()}
     with pytest.raises(TypeError, match="unhashable"):
-        {t}
+        {t}  # noqa: B018 - hashing is the point
 
 
 def test_tensors_pass_through_jax_transformations():
@@ -100,7 +100,9 @@ def test_tensors_pass_through_jax_transformations():
     doubled = jax.jit(lambda a: a * 2.0)(t)
     assert isinstance(doubled, tf.Tensor) and doubled.dtype == tf.float32
     np.testing.assert_array_equal(doubled.numpy(), [2.0, 8.0])
-    rows = jax.vmap(lambda a: tf.reduce_sum(a * a))(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+    rows = jax.vmap(lambda a: tf.reduce_sum(a * a))(
+        tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    )
     np.testing.assert_array_equal(np.asarray(rows), [5.0, 25.0])
 
 

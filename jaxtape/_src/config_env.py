@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 
-_XLA_MEMORY_VARS = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
-                    "XLA_PYTHON_CLIENT_ALLOCATOR")
+_XLA_MEMORY_VARS = (
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_PYTHON_CLIENT_ALLOCATOR",
+)
 
 if not any(v in os.environ for v in _XLA_MEMORY_VARS):
     os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"

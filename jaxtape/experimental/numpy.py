@@ -1,4 +1,4 @@
-"""`jaxtape.experimental.numpy` (TF's `tf.experimental.numpy`): jax.numpy as recorded ops.
+"""`jaxtape.experimental.numpy` (TF's `tf.experimental.numpy`): recorded jnp ops.
 
 Every `jax.numpy` function is available here, registered through the one
 dispatcher (`register_op`), so it accepts Tensors and Variables and is
@@ -14,7 +14,7 @@ import jax.numpy as _jnp
 from jaxtape._src.core.dispatch import register_op as _register_op
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _wrapped(name: str):
     return _register_op(getattr(_jnp, name), name=f"numpy.{name}")
 
@@ -27,7 +27,8 @@ def __getattr__(name: str):
     except AttributeError:
         raise AttributeError(
             f"jaxtape.experimental.numpy has no attribute {name!r} (jax.numpy has no "
-            "such function either).") from None
+            "such function either)."
+        ) from None
     if callable(attr) and not isinstance(attr, type):
         return _wrapped(name)
     return attr

@@ -44,9 +44,20 @@ class Program:
     size: int  # number of local refs
 
     def __post_init__(self):
-        object.__setattr__(self, "_hash", hash((self.nodes, self.n_leaves, self.groups,
-                                                self.targets, self.overrides,
-                                                self.signature)))
+        object.__setattr__(
+            self,
+            "_hash",
+            hash(
+                (
+                    self.nodes,
+                    self.n_leaves,
+                    self.groups,
+                    self.targets,
+                    self.overrides,
+                    self.signature,
+                )
+            ),
+        )
 
     def __hash__(self) -> int:
         return self._hash
@@ -92,9 +103,9 @@ class Slice:
     """A program plus the objects that feed it on this tape."""
 
     program: Program
-    leaf_objs: list      # Tensors, one per leaf
-    const_objs: list     # Tensors or raw values, one per constant
-    connected: list      # per requested source: True if some target depends on it
+    leaf_objs: list  # Tensors, one per leaf
+    const_objs: list  # Tensors or raw values, one per constant
+    connected: list  # per requested source: True if some target depends on it
 
 
 def build_program(rec, target_refs, source_groups) -> Slice:
@@ -103,7 +114,7 @@ def build_program(rec, target_refs, source_groups) -> Slice:
     `target_refs`: a ref or None per flat target. `source_groups`: a list of
     ref lists per flat source (several refs for a variable's reads).
     """
-    nodes, producer, born = rec.nodes, rec.producer, rec.born
+    nodes, born = rec.nodes, rec.born
     src_refs = sorted({r for g in source_groups for r in g})
     n_ref = len(rec.tensors)
     dep = bytearray(n_ref)
@@ -171,15 +182,24 @@ def build_program(rec, target_refs, source_groups) -> Slice:
     targets = tuple(local.get(t, -1) if t is not None else -1 for t in target_refs)
     groups = tuple(tuple(local[r] for r in g if r in local) for g in source_groups)
     leaf_objs = [rec.tensors[r] for r in leaf_refs]
-    signature = (tuple(_aval(t._value) for t in leaf_objs),
-                 tuple(_aval(c._value if type(c) is Tensor else c) for c in const_objs))
+    signature = (
+        tuple(_aval(t._value) for t in leaf_objs),
+        tuple(_aval(c._value if type(c) is Tensor else c) for c in const_objs),
+    )
     prog_nodes = tuple(prog_nodes)
     try:
         hash(prog_nodes)
     except TypeError:
         prog_nodes = tuple((n[0], _freeze(n[1])) + n[2:] for n in prog_nodes)
-    program = Program(prog_nodes, len(leaf_refs), groups, targets, tuple(overrides),
-                      signature, next_local)
+    program = Program(
+        prog_nodes,
+        len(leaf_refs),
+        groups,
+        targets,
+        tuple(overrides),
+        signature,
+        next_local,
+    )
     return Slice(program, leaf_objs, const_objs, connected)
 
 
@@ -221,8 +241,12 @@ class BackwardCache:
         self.hits = self.misses = self.compiles = 0
 
     def stats(self) -> dict:
-        return {"hits": self.hits, "misses": self.misses, "compiles": self.compiles,
-                "size": len(self._entries)}
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "compiles": self.compiles,
+            "size": len(self._entries),
+        }
 
 
 cache = BackwardCache()
@@ -245,9 +269,15 @@ def _make_vjp(program: Program, ct_given: tuple):
             # TF's convention for complex numbers: conjugate in and out.
             full.append(_conj_if_complex(jnp.asarray(ct, out.dtype)))
         leaf_cts = pullback(full)
-        return tuple(_conj_if_complex(sum(leaf_cts[j] for j in g[1:]) + leaf_cts[g[0]]
-                                      if len(g) > 1 else leaf_cts[g[0]])
-                     for g in program.groups if g)
+        return tuple(
+            _conj_if_complex(
+                sum(leaf_cts[j] for j in g[1:]) + leaf_cts[g[0]]
+                if len(g) > 1
+                else leaf_cts[g[0]]
+            )
+            for g in program.groups
+            if g
+        )
 
     return run
 
@@ -265,15 +295,18 @@ class _VjpCall:
         self.__name__ = "GradientTape.gradient"
 
     def __eq__(self, other):
-        return (isinstance(other, _VjpCall) and other.program == self.program
-                and other.ct_given == self.ct_given)
+        return (
+            isinstance(other, _VjpCall)
+            and other.program == self.program
+            and other.ct_given == self.ct_given
+        )
 
     def __hash__(self):
         return hash((self.program, self.ct_given))
 
     def __call__(self, *vals):
         nl, nc = self.n_leaves, self.n_consts
-        leaves, consts, cts = vals[:nl], vals[nl:nl + nc], vals[nl + nc:]
+        leaves, consts, cts = vals[:nl], vals[nl : nl + nc], vals[nl + nc :]
         key = ("vjp", self.program, self.ct_given)
         fn = cache.lookup(key, lambda: _make_vjp(self.program, self.ct_given))
         return fn(tuple(leaves), tuple(consts), tuple(cts))
@@ -301,8 +334,11 @@ class _JacobianCall:
         self.__name__ = "GradientTape.jacobian"
 
     def __eq__(self, other):
-        return (isinstance(other, _JacobianCall) and other.program == self.program
-                and other.batch == self.batch)
+        return (
+            isinstance(other, _JacobianCall)
+            and other.program == self.program
+            and other.batch == self.batch
+        )
 
     def __hash__(self):
         return hash((self.program, self.batch))
@@ -360,12 +396,15 @@ class _JvpCall:
 
     def __call__(self, *vals):
         nl, nc = self.program.n_leaves, self.n_consts
-        leaves, consts, tangents = vals[:nl], vals[nl:nl + nc], vals[nl + nc:]
+        leaves, consts, tangents = vals[:nl], vals[nl : nl + nc], vals[nl + nc :]
         program = self.program
 
         def f(*ls):
-            return [t for t in program.replay(ls, consts, forward_mode=True)
-                    if t is not None]
+            return [
+                t
+                for t in program.replay(ls, consts, forward_mode=True)
+                if t is not None
+            ]
 
         _, out = jax.jvp(f, tuple(leaves), tuple(tangents))
         return tuple(out)

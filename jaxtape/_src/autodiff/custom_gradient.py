@@ -36,7 +36,8 @@ def _wants_variables(grad_fn) -> bool:
     except (TypeError, ValueError):
         return False
     return "variables" in params or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+    )
 
 
 class _CustomGradientCall:
@@ -49,10 +50,14 @@ class _CustomGradientCall:
         self.__name__ = getattr(f, "__name__", "custom_gradient")
 
     def __eq__(self, other):
-        return (isinstance(other, _CustomGradientCall) and other.f is self.f
-                and other.n_args == self.n_args and other.kwargs == self.kwargs
-                and len(other.variables) == len(self.variables)
-                and all(a is b for a, b in zip(other.variables, self.variables)))
+        return (
+            isinstance(other, _CustomGradientCall)
+            and other.f is self.f
+            and other.n_args == self.n_args
+            and other.kwargs == self.kwargs
+            and len(other.variables) == len(self.variables)
+            and all(a is b for a, b in zip(other.variables, self.variables))
+        )
 
     def __hash__(self):
         return hash((self.f, self.n_args, self.kwargs, tuple(map(id, self.variables))))
@@ -62,7 +67,7 @@ class _CustomGradientCall:
             return self.f(*[Tensor(v) for v in arg_vals], **dict(self.kwargs))
 
     def __call__(self, *vals):
-        arg_vals, var_vals = tuple(vals[: self.n_args]), tuple(vals[self.n_args:])
+        arg_vals, var_vals = tuple(vals[: self.n_args]), tuple(vals[self.n_args :])
 
         @jax.custom_vjp
         def prim(arg_vals, var_vals):
@@ -76,12 +81,12 @@ class _CustomGradientCall:
             arg_vals, var_vals = res
             _, grad_fn = self._run(arg_vals, var_vals)
             ct_tensors = tree_map(Tensor, cts)
-            ct_list = ct_tensors if isinstance(ct_tensors, (list, tuple)) else [
-                ct_tensors]
+            ct_list = (
+                ct_tensors if isinstance(ct_tensors, (list, tuple)) else [ct_tensors]
+            )
             with context.paused_tapes():
                 if self.variables:
-                    grads, var_grads = grad_fn(*ct_list,
-                                               variables=list(self.variables))
+                    grads, var_grads = grad_fn(*ct_list, variables=list(self.variables))
                 else:
                     grads = grad_fn(*ct_list)
                     var_grads = []
@@ -91,13 +96,20 @@ class _CustomGradientCall:
                 raise ValueError(
                     f"custom_gradient: grad_fn of {self.__name__} returned "
                     f"{len(grads)} gradients for {len(arg_vals)} inputs; return one "
-                    "per positional input.")
-            dx = tuple(jax.numpy.zeros_like(a) if g is None else
-                       jax.numpy.asarray(_unwrap(g), a.dtype)
-                       for g, a in zip(grads, arg_vals))
-            dv = tuple(jax.numpy.zeros_like(v) if g is None else
-                       jax.numpy.asarray(_unwrap(g), v.dtype)
-                       for g, v in zip(var_grads, var_vals))
+                    "per positional input."
+                )
+            dx = tuple(
+                jax.numpy.zeros_like(a)
+                if g is None
+                else jax.numpy.asarray(_unwrap(g), a.dtype)
+                for g, a in zip(grads, arg_vals)
+            )
+            dv = tuple(
+                jax.numpy.zeros_like(v)
+                if g is None
+                else jax.numpy.asarray(_unwrap(g), v.dtype)
+                for g, v in zip(var_grads, var_vals)
+            )
             return dx, dv
 
         prim.defvjp(fwd, bwd)
@@ -122,9 +134,14 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def decorated(*args, **kwargs):
-        objs = [a if type(a) is Tensor else
-                a.read_value() if isinstance(a, Variable) else Tensor(to_value(a))
-                for a in args]
+        objs = [
+            a
+            if type(a) is Tensor
+            else a.read_value()
+            if isinstance(a, Variable)
+            else Tensor(to_value(a))
+            for a in args
+        ]
         capture = _CaptureReads()
         saved = context.state.tapes
         context.state.tapes = [capture]
@@ -137,11 +154,13 @@ def custom_gradient(f=None):
             raise TypeError(
                 "If using @custom_gradient with a function that uses variables, then "
                 "grad_fn must accept a keyword argument 'variables'. Variables read: "
-                f"{[v.name for v in variables]}.")
+                f"{[v.name for v in variables]}."
+            )
         if not context.state.tapes:
             return result
-        call = _CustomGradientCall(f, len(objs), tuple(variables),
-                                   tuple(sorted(kwargs.items())))
+        call = _CustomGradientCall(
+            f, len(objs), tuple(variables), tuple(sorted(kwargs.items()))
+        )
         info = OpInfo(call, call.__name__, False, True)
         var_reads = [v.read_value() for v in variables]
         out = tree_map(_unwrap, result)
@@ -151,4 +170,3 @@ def custom_gradient(f=None):
         return wrapped
 
     return decorated
-

@@ -19,33 +19,44 @@ def explain_gradient(tape, target, source) -> str:
     rec = tape._rec
     name = source.name if isinstance(source, Variable) else "the source tensor"
     if not (source.dtype.is_floating or source.dtype.is_complex):
-        return (f"{name} has integer/bool dtype {source.dtype.name}: gradients are "
-                "only defined for floating and complex sources (TF gives None too).")
+        return (
+            f"{name} has integer/bool dtype {source.dtype.name}: gradients are "
+            "only defined for floating and complex sources (TF gives None too)."
+        )
     if isinstance(source, Variable):
         refs = rec.var_reads.get(id(source), [])
         if not refs:
-            why = ("it is not trainable and was not watched"
-                   if not source.trainable else
-                   "the tape was created with watch_accessed_variables=False and it "
-                   "was not watched" if not rec._watch_accessed else
-                   "it was never read while the tape was recording (was it read "
-                   "before the `with GradientTape()` block, or is its value cached in "
-                   "a Tensor computed outside?)")
+            why = (
+                "it is not trainable and was not watched"
+                if not source.trainable
+                else "the tape was created with watch_accessed_variables=False and it "
+                "was not watched"
+                if not rec._watch_accessed
+                else "it was never read while the tape was recording (was it read "
+                "before the `with GradientTape()` block, or is its value cached in "
+                "a Tensor computed outside?)"
+            )
             return f"{name} has no recorded reads on this tape: {why}."
     else:
         r = rec.ids.get(id(source)) if type(source) is Tensor else None
         if r is None:
-            return ("The source tensor is not tracked by this tape: it was neither "
-                    "watched (`tape.watch(x)`) nor computed on the tape from watched "
-                    "values.")
+            return (
+                "The source tensor is not tracked by this tape: it was neither "
+                "watched (`tape.watch(x)`) nor computed on the tape from watched "
+                "values."
+            )
         refs = [r]
     t_ref = rec.ids.get(id(target)) if type(target) is Tensor else None
     cuts = "; ".join(rec.notes) if rec.notes else "none seen"
     if t_ref is None:
-        return ("The target was not computed on this tape from anything it tracks "
-                f"(places where the tape saw a gradient path cut: {cuts}).")
+        return (
+            "The target was not computed on this tape from anything it tracks "
+            f"(places where the tape saw a gradient path cut: {cuts})."
+        )
     sl = backward.build_program(rec, [t_ref], [refs])
     if sl.connected[0]:
         return f"The target depends on {name}; its gradient is not None."
-    return (f"No recorded path leads from {name} to the target. Places where the "
-            f"tape saw a gradient path cut: {cuts}.")
+    return (
+        f"No recorded path leads from {name} to the target. Places where the "
+        f"tape saw a gradient path cut: {cuts}."
+    )

@@ -22,7 +22,8 @@ class ForwardAccumulator:
     """Computes Jacobian-vector products with forward-mode autodiff.
 
     >>> x = jaxtape.constant([1.0, 2.0])
-    >>> with jaxtape.autodiff.ForwardAccumulator(x, jaxtape.constant([1.0, 0.0])) as acc:
+    >>> v = jaxtape.constant([1.0, 0.0])
+    >>> with jaxtape.autodiff.ForwardAccumulator(x, v) as acc:
     ...     y = jaxtape.reduce_sum(x * x)
     >>> acc.jvp(y)
     <jaxtape.Tensor: shape=(), dtype=float32, numpy=2.0>
@@ -32,15 +33,18 @@ class ForwardAccumulator:
         flat_p, tree_p = _flatten(primals)
         flat_t, tree_t = _flatten(tangents)
         if tree_p != tree_t:
-            raise ValueError("ForwardAccumulator: primals and tangents must have the "
-                             f"same structure; got {tree_p} and {tree_t}.")
+            raise ValueError(
+                "ForwardAccumulator: primals and tangents must have the "
+                f"same structure; got {tree_p} and {tree_t}."
+            )
         self._rec = Recorder(watch_accessed_variables=False)
         self._tangent_of: list = []  # (kind, key, tangent value)
         for p, t in zip(flat_p, flat_t):
             if p.shape != getattr(t, "shape", jnp.shape(to_value(t))):
                 raise ValueError(
                     f"ForwardAccumulator: tangent shape {tuple(jnp.shape(to_value(t)))}"
-                    f" does not match primal shape {tuple(p.shape)}.")
+                    f" does not match primal shape {tuple(p.shape)}."
+                )
             tv = to_value(t, p.dtype.as_numpy_dtype)
             if isinstance(p, Variable):
                 self._rec.watch_variable(p)
@@ -49,8 +53,10 @@ class ForwardAccumulator:
                 self._rec.watch_tensor(p)
                 self._tangent_of.append(("ref", self._rec.ids[id(p)], tv))
             else:
-                raise TypeError(f"ForwardAccumulator primals must be Tensors or "
-                                f"Variables; got {p!r}.")
+                raise TypeError(
+                    f"ForwardAccumulator primals must be Tensors or "
+                    f"Variables; got {p!r}."
+                )
         self._recording = False
 
     def __enter__(self) -> ForwardAccumulator:
@@ -75,7 +81,7 @@ class ForwardAccumulator:
         return tangent_by_ref
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
-        """The JVP of `primals` (a Tensor or structure of Tensors) along the tangents."""
+        """The JVP of `primals` (a Tensor or a structure of them) along the tangents."""
         mode = UnconnectedGradients(unconnected_gradients)
         flat, tree = _flatten(primals)
         tangent_by_ref = self._leaf_tangents()

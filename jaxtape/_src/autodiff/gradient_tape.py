@@ -36,8 +36,10 @@ class GradientWarning(UserWarning):
     """A TF warning about a gradient request (integer source, inefficient call)."""
 
 
-_NON_PERSISTENT = ("A non-persistent GradientTape can only be used to compute one set "
-                   "of gradients (or jacobians)")
+_NON_PERSISTENT = (
+    "A non-persistent GradientTape can only be used to compute one set "
+    "of gradients (or jacobians)"
+)
 
 
 _flatten = tree_flatten
@@ -80,8 +82,10 @@ class GradientTape:
 
     def _push(self) -> None:
         if self._recording:
-            raise ValueError("Tape is still recording, This can happen if you try to "
-                             "re-enter an already-active tape.")
+            raise ValueError(
+                "Tape is still recording, This can happen if you try to "
+                "re-enter an already-active tape."
+            )
         _state.tapes.append(self._rec)
         self._recording = True
 
@@ -121,14 +125,17 @@ class GradientTape:
                     warnings.warn(
                         "The dtype of the watched tensor must be floating (e.g. "
                         f"tf.float32), got {_tf_dtype_name(t.dtype)}",
-                        GradientWarning, stacklevel=2)
+                        GradientWarning,
+                        stacklevel=2,
+                    )
                 self._rec.watch_tensor(t)
             else:
                 raise ValueError(
                     f"Passed in object {t!r} of type {type(t).__name__!r}, not "
                     "jaxtape.Tensor or jaxtape.Variable. Convert it first with "
                     "`jaxtape.constant(...)` (and keep the returned Tensor to use in "
-                    "the computation).")
+                    "the computation)."
+                )
 
     def watched_variables(self) -> tuple:
         """The variables watched (explicitly or by access), in first-watch order."""
@@ -149,7 +156,9 @@ class GradientTape:
                     "tape, leading to increased CPU and memory usage). Only call "
                     f"GradientTape.{what} inside the context if you actually want to "
                     "trace the gradient in order to compute higher order derivatives.",
-                    GradientWarning, stacklevel=3)
+                    GradientWarning,
+                    stacklevel=3,
+                )
 
     def _end_request(self) -> None:
         if not self._persistent:
@@ -164,7 +173,8 @@ class GradientTape:
                 f"GradientTape.gradient: the {what} must be a jaxtape.Tensor (or "
                 f"Variable) computed while the tape recorded; got {t!r} of type "
                 f"{type(t).__name__}. A Python number cannot be differentiated: "
-                "compute the target with jaxtape ops from watched tensors.")
+                "compute the target with jaxtape ops from watched tensors."
+            )
         if not (t.dtype.is_floating or t.dtype.is_complex):
             if t.dtype.is_integer:  # as TF: integer ops carry no gradient -> None
                 return None
@@ -172,7 +182,8 @@ class GradientTape:
                 f"GradientTape.gradient: the {what} has dtype {t.dtype.name}, which is "
                 "not numeric; only floating or complex targets can be differentiated. "
                 "Cast it with `jaxtape.cast(x, jaxtape.float32)` before the "
-                "computation, not after.")
+                "computation, not after."
+            )
         return self._rec.ids.get(id(t))
 
     def _source_groups(self, flat_sources):
@@ -182,7 +193,8 @@ class GradientTape:
                 raise TypeError(
                     "GradientTape.gradient: a source is None. Pass only Tensors or "
                     "Variables as sources (check for layers that were never built or "
-                    "attributes that were not set).")
+                    "attributes that were not set)."
+                )
             if isinstance(s, Variable):
                 refs = list(self._rec.var_reads.get(id(s), ()))
                 dt = s.dtype
@@ -195,12 +207,15 @@ class GradientTape:
                     f"GradientTape.gradient: sources must be Tensors or Variables; "
                     f"got {s!r} of type {type(s).__name__}. To differentiate with "
                     "respect to a Python number, make it a tensor with "
-                    "`jaxtape.constant(...)` and `tape.watch` it before computing.")
+                    "`jaxtape.constant(...)` and `tape.watch` it before computing."
+                )
             if not (dt.is_floating or dt.is_complex):
                 warnings.warn(
                     "The dtype of the source tensor must be floating (e.g. tf.float32) "
                     f"when calling GradientTape.gradient, got {_tf_dtype_name(dt)}",
-                    GradientWarning, stacklevel=3)
+                    GradientWarning,
+                    stacklevel=3,
+                )
                 refs = []
                 ok.append(False)
             else:
@@ -218,8 +233,13 @@ class GradientTape:
                 "Use jaxtape.UnconnectedGradients.NONE or .ZERO ('none' / 'zero')."
             ) from None
 
-    def gradient(self, target, sources, output_gradients=None,
-                 unconnected_gradients=UnconnectedGradients.NONE):
+    def gradient(
+        self,
+        target,
+        sources,
+        output_gradients=None,
+        unconnected_gradients=UnconnectedGradients.NONE,
+    ):
         """Computes the gradient of `target` with respect to `sources`.
 
         Args:
@@ -242,8 +262,9 @@ class GradientTape:
         flat_sources, src_tree = _flatten(sources)
         target_refs = [self._target_ref(t) for t in flat_targets]
         groups, float_ok = self._source_groups(flat_sources)
-        ct_objs, ct_given = self._output_gradients(output_gradients, flat_targets,
-                                                   target_refs)
+        ct_objs, ct_given = self._output_gradients(
+            output_gradients, flat_targets, target_refs
+        )
         sl = backward.build_program(self._rec, target_refs, groups)
         connected = [c and ok for c, ok in zip(sl.connected, float_ok)]
         results = []
@@ -268,7 +289,8 @@ class GradientTape:
             if len(grads) != len(flat_targets):
                 raise ValueError(
                     f"output_gradients has {len(grads)} entries but there are "
-                    f"{len(flat_targets)} targets; give one per target (None for ones).")
+                    f"{len(flat_targets)} targets; give one per target (None for ones)."
+                )
         # Only connected targets (those the slice replays) take a cotangent.
         objs, given = [], []
         for ref, g in zip(target_refs, grads):
@@ -279,27 +301,43 @@ class GradientTape:
                 objs.append(g if type(g) is Tensor else _as_value(g))
         return objs, tuple(given)
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
-        """The Jacobian of `target` w.r.t. each source: shape `target.shape + source.shape`.
+    def jacobian(
+        self,
+        target,
+        sources,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
+        """The Jacobian of `target` w.r.t. each source (`target.shape + source.shape`).
 
         Vectorised with `jax.jacrev` (no Python loop over rows).
         """
         return self._jacobian(target, sources, unconnected_gradients, batch=False)
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(
+        self,
+        target,
+        source,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
         """Per-example Jacobians: `[b, *target.shape[1:], *source.shape[1:]]`.
 
         Assumes, as TF does, that example i of `target` depends only on example i
         of `source`; computed as the Jacobian of the batch sum (one `jacrev`).
         """
-        if type(target) is Tensor and type(source) in (Tensor, Variable) and (
-                target.shape[:1] != source.shape[:1]):
+        if (
+            type(target) is Tensor
+            and type(source) in (Tensor, Variable)
+            and (target.shape[:1] != source.shape[:1])
+        ):
             raise ValueError(
                 f"batch_jacobian: target and source need the same first (batch) "
                 f"dimension; got target shape {target.shape} and source shape "
-                f"{source.shape}.")
+                f"{source.shape}."
+            )
         return self._jacobian(target, source, unconnected_gradients, batch=True)
 
     def _jacobian(self, target, sources, unconnected_gradients, batch):
@@ -316,8 +354,11 @@ class GradientTape:
             if conn and g:
                 out.append(next(it))
             elif mode is UnconnectedGradients.ZERO:
-                shape = (tuple(target.shape) + tuple(s.shape)[1:] if batch
-                         else tuple(target.shape) + tuple(s.shape))
+                shape = (
+                    tuple(target.shape) + tuple(s.shape)[1:]
+                    if batch
+                    else tuple(target.shape) + tuple(s.shape)
+                )
                 out.append(Tensor(jnp.zeros(shape, s.dtype.as_numpy_dtype)))
             else:
                 out.append(None)
@@ -327,4 +368,5 @@ class GradientTape:
 
 def _as_value(g):
     from jaxtape._src.core.dispatch import to_value
+
     return to_value(g)

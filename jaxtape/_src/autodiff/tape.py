@@ -28,8 +28,10 @@ class NumpyEscapeWarning(UserWarning):
     """
 
 
-_FLOAT_DTYPES = frozenset(np.dtype(d) for d in (
-    "float16", "float32", "float64", "complex64", "complex128", jnp.bfloat16))
+_FLOAT_DTYPES = frozenset(
+    np.dtype(d)
+    for d in ("float16", "float32", "float64", "complex64", "complex128", jnp.bfloat16)
+)
 
 
 def _float_out(t) -> bool:
@@ -44,17 +46,17 @@ class Recorder:
         self.clear()
 
     def clear(self) -> None:
-        self.ids: dict[int, int] = {}       # id(Tensor) -> ref
-        self.tensors: list[Tensor] = []     # ref -> Tensor
-        self.born: list[int] = []           # ref -> number of nodes when created
-        self.producer: list[int] = []       # ref -> node index, -1 for a leaf
-        self.nodes: list[tuple] = []        # (fn, params, ins, outs)
-        self.consts: list = []              # constant objects (Tensor or raw value)
+        self.ids: dict[int, int] = {}  # id(Tensor) -> ref
+        self.tensors: list[Tensor] = []  # ref -> Tensor
+        self.born: list[int] = []  # ref -> number of nodes when created
+        self.producer: list[int] = []  # ref -> node index, -1 for a leaf
+        self.nodes: list[tuple] = []  # (fn, params, ins, outs)
+        self.consts: list = []  # constant objects (Tensor or raw value)
         self._const_ids: dict[int, int] = {}
-        self.var_reads: dict[int, list[int]] = {}   # id(var) -> leaf refs
-        self.variables: dict[int, object] = {}      # id(var) -> var, watch order
+        self.var_reads: dict[int, list[int]] = {}  # id(var) -> leaf refs
+        self.variables: dict[int, object] = {}  # id(var) -> var, watch order
         self.watched_var_ids: set[int] = set()
-        self.notes: list[str] = []          # where gradient paths were cut
+        self.notes: list[str] = []  # where gradient paths were cut
 
     # -- leaves ---------------------------------------------------------------
     def _leaf(self, t: Tensor) -> int:
@@ -76,7 +78,8 @@ class Recorder:
     def _on_read(self, var, t: Tensor) -> None:
         vid = id(var)
         if vid in self.watched_var_ids or (
-                self._watch_accessed and var._trainable and _float_out(t)):
+            self._watch_accessed and var._trainable and _float_out(t)
+        ):
             self.variables.setdefault(vid, var)
             self.var_reads.setdefault(vid, []).append(self._leaf(t))
 
@@ -92,16 +95,21 @@ class Recorder:
         else:
             return
         if not info.differentiable:
-            self.notes.append(f"`{info.name}` (no gradient, as in TF) consumed a "
-                              "tracked tensor")
+            self.notes.append(
+                f"`{info.name}` (no gradient, as in TF) consumed a tracked tensor"
+            )
             return
         if type(out) is Tensor:
             if out._value.dtype not in _FLOAT_DTYPES:
-                self.notes.append(f"`{info.name}` produced only integer/bool outputs "
-                                  "from a tracked tensor")
+                self.notes.append(
+                    f"`{info.name}` produced only integer/bool outputs "
+                    "from a tracked tensor"
+                )
                 return
-            ins = tuple(ids[id(o)] if type(o) is Tensor and id(o) in ids
-                        else self._const(o) for o in objs)
+            ins = tuple(
+                ids[id(o)] if type(o) is Tensor and id(o) in ids else self._const(o)
+                for o in objs
+            )
             ref = len(self.tensors)
             ids[id(out)] = ref
             self.tensors.append(out)
@@ -111,11 +119,15 @@ class Recorder:
             return
         outs = tree_flatten(out)[0]
         if not any(_float_out(t) for t in outs):
-            self.notes.append(f"`{info.name}` produced only integer/bool outputs from "
-                              "a tracked tensor")
+            self.notes.append(
+                f"`{info.name}` produced only integer/bool outputs from "
+                "a tracked tensor"
+            )
             return
-        ins = tuple(ids[id(o)] if type(o) is Tensor and id(o) in ids
-                    else self._const(o) for o in objs)
+        ins = tuple(
+            ids[id(o)] if type(o) is Tensor and id(o) in ids else self._const(o)
+            for o in objs
+        )
         k = len(self.nodes)
         out_refs = []
         for t in outs:
@@ -170,8 +182,10 @@ def numpy_escape(t: Tensor) -> None:
     """Warns when a tracked tensor leaves for NumPy while a tape records."""
     for tape in _state.tapes:
         if isinstance(tape, Recorder) and id(t) in tape.ids:
-            tape.note(f"a tracked tensor of shape {tuple(t.shape)} was converted to "
-                      "NumPy; values computed from it are constants to the tape")
+            tape.note(
+                f"a tracked tensor of shape {tuple(t.shape)} was converted to "
+                "NumPy; values computed from it are constants to the tape"
+            )
             warnings.warn(
                 f"A tensor of shape {tuple(t.shape)} watched by a recording "
                 "GradientTape was converted to NumPy; gradients do not flow through "
@@ -179,7 +193,9 @@ def numpy_escape(t: Tensor) -> None:
                 "constant (e.g. `jaxtape.constant(x.numpy() * 2) * x` has gradient "
                 "2x, not 4x). Keep the computation in jaxtape ops, or use "
                 "`jaxtape.stop_gradient(x)` to cut the path on purpose.",
-                NumpyEscapeWarning, stacklevel=3)
+                NumpyEscapeWarning,
+                stacklevel=3,
+            )
             return
 
 

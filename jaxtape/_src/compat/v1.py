@@ -1,4 +1,4 @@
-"""TF1-era eager aliases (seed 003): `enable_eager_execution`, `contrib.eager`. Layer L6.
+"""TF1 eager aliases (seed 003): `enable_eager_execution`, `contrib.eager`. Layer L6.
 
 `gradients_function(f)` returns a function computing the gradients of `f`
 with respect to its arguments (all, or those in `params`), built on
@@ -26,8 +26,10 @@ def executing_eagerly() -> bool:
 
 
 def _as_tensors(args):
-    return [a if type(a) is Tensor or isinstance(a, Variable) else Tensor(to_value(a))
-            for a in args]
+    return [
+        a if type(a) is Tensor or isinstance(a, Variable) else Tensor(to_value(a))
+        for a in args
+    ]
 
 
 def value_and_gradients_function(f, params=None):
@@ -36,8 +38,11 @@ def value_and_gradients_function(f, params=None):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         xs = _as_tensors(args)
-        picked = list(range(len(xs))) if params is None else [
-            p if isinstance(p, int) else _arg_index(f, p) for p in params]
+        picked = (
+            list(range(len(xs)))
+            if params is None
+            else [p if isinstance(p, int) else _arg_index(f, p) for p in params]
+        )
         with GradientTape() as tape:
             for i in picked:
                 tape.watch(xs[i])
@@ -50,6 +55,7 @@ def value_and_gradients_function(f, params=None):
 
 def _arg_index(f, name):
     import inspect
+
     return list(inspect.signature(f).parameters).index(name)
 
 
@@ -64,7 +70,7 @@ def gradients_function(f, params=None):
 
 
 def implicit_value_and_gradients(f):
-    """Returns `g(*args) -> (value, [(grad, variable), ...])` over the variables `f` reads."""
+    """Returns `g(*args) -> (value, [(grad, variable), ...])` for the variables read."""
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -72,8 +78,10 @@ def implicit_value_and_gradients(f):
             value = f(*args, **kwargs)
         variables = tape.watched_variables()
         if not variables:
-            raise ValueError("No trainable variables were accessed while the function "
-                             "was being computed.")
+            raise ValueError(
+                "No trainable variables were accessed while the function "
+                "was being computed."
+            )
         grads = tape.gradient(value, list(variables))
         return value, list(zip(grads, variables))
 

@@ -52,7 +52,8 @@ def to_value(x, dtype=None):
         if dtype is not None and v.dtype != dtype:
             raise errors.invalid_argument(
                 f"Tensor conversion requested dtype {_tf_name(dtype)} for a Tensor "
-                f"with dtype {_tf_name(v.dtype)}. Use `jaxtape.cast` to convert.")
+                f"with dtype {_tf_name(v.dtype)}. Use `jaxtape.cast` to convert."
+            )
         return v
     if _hooks.variable_type is not None and isinstance(x, _hooks.variable_type):
         return to_value(x.read_value(), dtype)
@@ -69,7 +70,8 @@ def to_value(x, dtype=None):
     except (TypeError, ValueError) as e:
         raise TypeError(
             f"Cannot convert {_short(x)} to a Tensor: {e}. Pass numbers, nested "
-            "lists of numbers, NumPy arrays or Tensors.") from None
+            "lists of numbers, NumPy arrays or Tensors."
+        ) from None
 
 
 def _fit_int(x, dtype):
@@ -84,7 +86,8 @@ def _check_python_scalar(x, dtype):
     if dtype.kind in "iub" and isinstance(x, float) and not float(x).is_integer():
         raise TypeError(
             f"Cannot convert {x!r} to EagerTensor of dtype {_tf_name(dtype)}: the "
-            "value is not an integer. Cast the tensor to a float dtype first.")
+            "value is not an integer. Cast the tensor to a float dtype first."
+        )
 
 
 def _short(x) -> str:
@@ -156,7 +159,9 @@ def _unify(info: OpInfo, args: tuple):
         t = type(a)
         if t is Tensor or isinstance(a, _var_type()):
             if i in positions:
-                got = a._value.dtype if t is Tensor else np.dtype(a.dtype.as_numpy_dtype)
+                got = (
+                    a._value.dtype if t is Tensor else np.dtype(a.dtype.as_numpy_dtype)
+                )
                 if got != target:
                     raise _mismatch(info, i, target, got)
         elif i not in positions:
@@ -174,7 +179,9 @@ def _mismatch(info, i, want, got):
         f"cannot compute {info.name} as input #{i}(zero-based) was expected to be a "
         f"{_tf_name(want)} tensor but is a {_tf_name(got)} tensor. Cast one side with "
         f"`jaxtape.cast(x, jaxtape.{np.dtype(want).name})`; jaxtape, like TensorFlow, "
-        "does not promote dtypes in binary ops.", info.name)
+        "does not promote dtypes in binary ops.",
+        info.name,
+    )
 
 
 def _var_type():
@@ -191,8 +198,9 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
         value_of, input_of = _slow_value, _slow_input
     tapes = _state.tapes
     if not tapes:
-        out = info.fn(*[a._value if type(a) is Tensor else value_of(a) for a in args],
-                      *params)
+        out = info.fn(
+            *[a._value if type(a) is Tensor else value_of(a) for a in args], *params
+        )
         if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
             return _wrap(out)
         return Tensor(out)
@@ -269,8 +277,13 @@ class _ListCall:
         return self.body(list(args[:k]), *args[k:])
 
 
-def op(name: str | None = None, *, inputs: tuple[str, ...] | str | None = None,
-       same_dtype: bool = False, differentiable: bool = True):
+def op(
+    name: str | None = None,
+    *,
+    inputs: tuple[str, ...] | str | None = None,
+    same_dtype: bool = False,
+    differentiable: bool = True,
+):
     """Decorator: makes a public op of a pure body `body(*inputs, *params)`.
 
     Args:
@@ -289,8 +302,11 @@ def op(name: str | None = None, *, inputs: tuple[str, ...] | str | None = None,
         names = [p for p in sig.parameters]
         listed = isinstance(inputs, str)
         if inputs is None:
-            in_names = [p for p, v in sig.parameters.items()
-                        if v.default is inspect.Parameter.empty]
+            in_names = [
+                p
+                for p, v in sig.parameters.items()
+                if v.default is inspect.Parameter.empty
+            ]
         else:
             in_names = [inputs] if listed else list(inputs)
         if not in_names:
@@ -308,11 +324,16 @@ def op(name: str | None = None, *, inputs: tuple[str, ...] | str | None = None,
             else:
                 env[f"_d_{p}"] = v.default
                 sig_parts.append(f"{p}=_d_{p}")
-        ins = f"tuple({in_names[0]})" if listed else "(" + "".join(
-            f"{n}, " for n in in_names) + ")"
+        ins = (
+            f"tuple({in_names[0]})"
+            if listed
+            else "(" + "".join(f"{n}, " for n in in_names) + ")"
+        )
         ps = "(" + "".join(f"{n}, " for n in param_names) + ")"
-        src = (f"def {body.__name__}({', '.join(sig_parts)}):\n"
-               f"    return _dispatch(_info, {ins}, {ps})\n")
+        src = (
+            f"def {body.__name__}({', '.join(sig_parts)}):\n"
+            f"    return _dispatch(_info, {ins}, {ps})\n"
+        )
         exec(compile(src, f"<jaxtape op {body.__name__}>", "exec"), env)
         public = env[body.__name__]
         public.__doc__ = body.__doc__
@@ -349,8 +370,11 @@ class _PositionalCall:
 
 
 def _is_array_input(a) -> bool:
-    return (type(a) is Tensor or isinstance(a, (jax.Array, np.ndarray, np.generic))
-            or isinstance(a, _var_type()))
+    return (
+        type(a) is Tensor
+        or isinstance(a, (jax.Array, np.ndarray, np.generic))
+        or isinstance(a, _var_type())
+    )
 
 
 def register_op(fn=None, *, name: str | None = None, differentiable: bool = True):
@@ -374,8 +398,15 @@ def register_op(fn=None, *, name: str | None = None, differentiable: bool = True
             layout = tuple(_is_array_input(a) for a in args)
             ins = tuple(a for a, i in zip(args, layout) if i)
             statics = tuple(_freeze(a) for a, i in zip(args, layout) if not i)
-            return dispatch(info, ins, (layout, statics, tuple(sorted(
-                (k, _freeze(v)) for k, v in kwargs.items()))))
+            return dispatch(
+                info,
+                ins,
+                (
+                    layout,
+                    statics,
+                    tuple(sorted((k, _freeze(v)) for k, v in kwargs.items())),
+                ),
+            )
 
         public.__name__ = prim.__name__
         public.__doc__ = getattr(f, "__doc__", None)

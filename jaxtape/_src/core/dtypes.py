@@ -125,8 +125,9 @@ for _np_type, _name in _TABLE:
     _d = DType(np.dtype(_np_type), _name)
     _BY_NP[_d._np] = _d
     _BY_NAME[_name] = _d
-_BY_NAME.update(half=_BY_NAME["float16"], float=_BY_NAME["float32"],
-                double=_BY_NAME["float64"])
+_BY_NAME.update(
+    half=_BY_NAME["float16"], float=_BY_NAME["float32"], double=_BY_NAME["float64"]
+)
 
 float16 = _BY_NAME["float16"]
 bfloat16 = _BY_NAME["bfloat16"]
@@ -148,7 +149,7 @@ double = float64
 
 
 def as_dtype(type_value) -> DType:
-    """Converts a dtype, NumPy dtype, scalar type or name to a `DType` (TF's `as_dtype`)."""
+    """A `DType` from a dtype, NumPy dtype, scalar type or name (TF's `as_dtype`)."""
     if isinstance(type_value, DType):
         return type_value
     if isinstance(type_value, str):
@@ -162,7 +163,8 @@ def as_dtype(type_value) -> DType:
     if found is None:
         raise TypeError(
             f"Cannot convert {type_value!r} to a jaxtape DType. Use one of "
-            f"{sorted(_BY_NAME)} or a NumPy dtype.")
+            f"{sorted(_BY_NAME)} or a NumPy dtype."
+        )
     return found
 
 
@@ -219,4 +221,3 @@ def _python_kind(value):
                 return k
         return "f"  # empty list: TF gives float32
     return None
-

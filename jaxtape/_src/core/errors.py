@@ -27,14 +27,18 @@ CancelledError = _make("CancelledError", "An operation was cancelled.")
 UnknownError = _make("UnknownError", "Unknown error.")
 InvalidArgumentError = _make(
     "InvalidArgumentError",
-    "An op received an invalid argument (wrong dtype mix, bad shape, bad index).")
+    "An op received an invalid argument (wrong dtype mix, bad shape, bad index).",
+)
 DeadlineExceededError = _make("DeadlineExceededError", "A deadline expired.")
-NotFoundError = _make("NotFoundError", "A requested entity (file, device) was not found.")
+NotFoundError = _make(
+    "NotFoundError", "A requested entity (file, device) was not found."
+)
 AlreadyExistsError = _make("AlreadyExistsError", "An entity already exists.")
 PermissionDeniedError = _make("PermissionDeniedError", "The caller lacks permission.")
 ResourceExhaustedError = _make("ResourceExhaustedError", "Out of memory or quota.")
 FailedPreconditionError = _make(
-    "FailedPreconditionError", "The system is not in a state to run the operation.")
+    "FailedPreconditionError", "The system is not in a state to run the operation."
+)
 AbortedError = _make("AbortedError", "The operation was aborted.")
 OutOfRangeError = _make("OutOfRangeError", "Iteration past the valid range.")
 UnimplementedError = _make("UnimplementedError", "The operation is not implemented.")

@@ -46,7 +46,8 @@ class TensorShape(tuple):
     def is_compatible_with(self, other) -> bool:
         other = TensorShape(other)
         return len(self) == len(other) and all(
-            a is None or b is None or a == b for a, b in zip(self, other))
+            a is None or b is None or a == b for a, b in zip(self, other)
+        )
 
     def concatenate(self, other) -> TensorShape:
         return TensorShape(tuple(self) + tuple(TensorShape(other)))
@@ -129,7 +130,8 @@ class Tensor:
     @property
     def name(self) -> str:
         raise AttributeError(
-            "Tensor.name is undefined when eager execution is enabled (as in TF).")
+            "Tensor.name is undefined when eager execution is enabled (as in TF)."
+        )
 
     def ref(self) -> Reference:
         return Reference(self)
@@ -167,7 +169,8 @@ class Tensor:
         if not self.dtype.is_integer:
             raise TypeError(
                 f"Only integer tensors can be used as an index; got dtype "
-                f"{self.dtype.name}. Cast first with `jaxtape.cast(x, jaxtape.int32)`.")
+                f"{self.dtype.name}. Cast first with `jaxtape.cast(x, jaxtape.int32)`."
+            )
         return int(self._value)
 
     def __complex__(self) -> complex:
@@ -183,12 +186,16 @@ class Tensor:
 
     # -- printing -----------------------------------------------------------
     def __repr__(self) -> str:
-        return (f"<jaxtape.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
-                f"numpy={_numpy_text(self._value, is_repr=True)}>")
+        return (
+            f"<jaxtape.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
+            f"numpy={_numpy_text(self._value, is_repr=True)}>"
+        )
 
     def __str__(self) -> str:
-        return (f"jaxtape.Tensor({_numpy_text(self._value, is_repr=False)}, "
-                f"shape={self.shape}, dtype={self.dtype.name})")
+        return (
+            f"jaxtape.Tensor({_numpy_text(self._value, is_repr=False)}, "
+            f"shape={self.shape}, dtype={self.dtype.name})"
+        )
 
     def __format__(self, spec: str) -> str:
         if spec and not self._value.shape:
@@ -202,7 +209,8 @@ class Tensor:
 # pytree instead.) Code that walks structures holding Tensors uses `tree_flatten`
 # and `tree_map` below, which keep Tensors whole.
 jax.tree_util.register_pytree_node(
-    Tensor, lambda t: ((t._value,), None), lambda _, children: Tensor(children[0]))
+    Tensor, lambda t: ((t._value,), None), lambda _, children: Tensor(children[0])
+)
 
 
 def _is_leaf(x) -> bool:
@@ -249,7 +257,7 @@ def device_string(value) -> str:
 
 
 class TensorSpec:
-    """Describes a tensor's shape and dtype (`jaxtape.TensorSpec`), TF's `TensorSpec`."""
+    """Describes a tensor's shape and dtype (TF's `TensorSpec`)."""
 
     __slots__ = ("_shape", "_dtype", "_name")
 
@@ -267,16 +275,23 @@ class TensorSpec:
         return cls(tensor.shape, tensor.dtype, name)
 
     def is_compatible_with(self, spec_or_tensor) -> bool:
-        return (self._dtype == spec_or_tensor.dtype
-                and self._shape.is_compatible_with(spec_or_tensor.shape))
+        return self._dtype == spec_or_tensor.dtype and self._shape.is_compatible_with(
+            spec_or_tensor.shape
+        )
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, TensorSpec) and self._shape == other._shape
-                and self._dtype == other._dtype and self._name == other._name)
+        return (
+            isinstance(other, TensorSpec)
+            and self._shape == other._shape
+            and self._dtype == other._dtype
+            and self._name == other._name
+        )
 
     def __hash__(self) -> int:
         return hash((tuple(self._shape), self._dtype, self._name))
 
     def __repr__(self) -> str:
-        return (f"TensorSpec(shape={self._shape}, dtype={self._dtype!r}, "
-                f"name={self._name!r})")
+        return (
+            f"TensorSpec(shape={self._shape}, dtype={self._dtype!r}, "
+            f"name={self._name!r})"
+        )

@@ -1,4 +1,4 @@
-"""Shape, indexing and combining ops (TF's `array_ops`), as pure jnp bodies. Layer L1."""
+"""Shape, indexing and combining ops (TF's `array_ops`) as pure jnp bodies. Layer L1."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ def _shape(shape):
     """A static shape argument (list, tuple, array, TensorShape) as a tuple of ints."""
     if isinstance(shape, int):
         return (shape,)
-    return tuple(-1 if d is None else int(d) for d in np.asarray(shape).reshape(-1)) \
-        if not isinstance(shape, tuple) else tuple(-1 if d is None else int(d)
-                                                   for d in shape)
+    return (
+        tuple(-1 if d is None else int(d) for d in np.asarray(shape).reshape(-1))
+        if not isinstance(shape, tuple)
+        else tuple(-1 if d is None else int(d) for d in shape)
+    )
 
 
 @op("Reshape", inputs=("tensor",))
@@ -30,7 +32,8 @@ def reshape(tensor, shape, name=None):
         raise ValueError(
             f"Cannot reshape a tensor with {np.size(tensor)} elements to shape "
             f"{list(shape)} ({int(np.prod(shape))} elements). The element counts must "
-            "match; use -1 for one dimension to infer it.")
+            "match; use -1 for one dimension to infer it."
+        )
     return jnp.reshape(tensor, shape)
 
 
@@ -77,8 +80,9 @@ def unstack(value, num=None, axis=0, name=None):
     axis = _axis(axis)
     n = value.shape[axis]
     if num is not None and num != n:
-        raise ValueError(f"unstack: num={num} does not match dimension {axis} of "
-                         f"size {n}.")
+        raise ValueError(
+            f"unstack: num={num} does not match dimension {axis} of size {n}."
+        )
     return [lax.index_in_dim(value, i, axis, keepdims=False) for i in range(n)]
 
 
@@ -90,7 +94,8 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
         if value.shape[axis] % num_or_size_splits:
             raise ValueError(
                 f"Dimension {axis} of size {value.shape[axis]} is not evenly "
-                f"divisible by {num_or_size_splits}. Pass a list of sizes instead.")
+                f"divisible by {num_or_size_splits}. Pass a list of sizes instead."
+            )
         return jnp.split(value, num_or_size_splits, axis=axis)
     sizes = list(_shape(num_or_size_splits))
     if -1 in sizes:
@@ -119,8 +124,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
         return jnp.pad(tensor, pads, constant_values=constant_values)
     if mode in ("REFLECT", "SYMMETRIC"):
         return jnp.pad(tensor, pads, mode=mode.lower())
-    raise ValueError(f"Unknown padding mode {mode!r}; use CONSTANT, REFLECT or "
-                     "SYMMETRIC.")
+    raise ValueError(
+        f"Unknown padding mode {mode!r}; use CONSTANT, REFLECT or SYMMETRIC."
+    )
 
 
 @op("Reverse", inputs=("tensor",))
@@ -147,12 +153,13 @@ def _check_indices(idx, n, what):
     if host.size and (host.min() < -n or host.max() >= n):
         bad = host[(host < -n) | (host >= n)].reshape(-1)[0]
         from jaxtape._src.core import errors
+
         raise errors.invalid_argument(
-            f"{what}: index {int(bad)} is not in [0, {n}).", "GatherV2")
+            f"{what}: index {int(bad)} is not in [0, {n}).", "GatherV2"
+        )
 
 
-def gather(params, indices, validate_indices=None, axis=None, batch_dims=0,
-           name=None):
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """Gathers slices of `params` at `indices` along `axis`.
 
     Differences from TensorFlow: the gradient is a dense tensor rather than
@@ -172,7 +179,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
 
 @op("ScatterNd", inputs=("indices", "updates"))
 def scatter_nd(indices, updates, shape, name=None):
-    """Scatters `updates` into a zero tensor of `shape` at `indices` (adding duplicates)."""
+    """Scatters `updates` into zeros of `shape` at `indices` (adding duplicates)."""
     out = jnp.zeros(_shape(shape), updates.dtype)
     return out.at[tuple(jnp.moveaxis(jnp.asarray(indices), -1, 0))].add(updates)
 
@@ -217,8 +224,9 @@ def _where_xy(condition, x, y):
 
 
 @op("OneHot", inputs=("indices",), differentiable=False)
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
-            name=None):
+def one_hot(
+    indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None
+):
     """A one-hot tensor: `on_value` at `indices`, `off_value` elsewhere (float32)."""
     dt = dtypes.np_dtype(dtype) or np.dtype(np.float32)
     on = 1 if on_value is None else on_value
@@ -247,22 +255,26 @@ def sort(values, axis=-1, direction="ASCENDING", name=None):
     if direction == "DESCENDING":
         return jnp.flip(out, axis)
     if direction != "ASCENDING":
-        raise ValueError("direction must be 'ASCENDING' or 'DESCENDING'. Received: "
-                         f"direction={direction!r}")
+        raise ValueError(
+            "direction must be 'ASCENDING' or 'DESCENDING'. Received: "
+            f"direction={direction!r}"
+        )
     return out
 
 
 @op("BooleanMask", inputs=("tensor",))
 def _boolean_mask(tensor, mask_np, axis):
     idx = np.nonzero(np.asarray(mask_np).reshape(-1))[0]
-    flat = jnp.reshape(tensor, tensor.shape[:axis] + (-1,) + tensor.shape[
-        axis + np.ndim(mask_np):])
+    flat = jnp.reshape(
+        tensor, tensor.shape[:axis] + (-1,) + tensor.shape[axis + np.ndim(mask_np) :]
+    )
     return jnp.take(flat, idx, axis=axis)
 
 
 def boolean_mask(tensor, mask, axis=None, name=None):
-    """Keeps the entries of `tensor` where `mask` is true (eager: data-dependent shape)."""
+    """Keeps the entries of `tensor` where `mask` is true (a data-dependent shape)."""
     from jaxtape._src.core.dispatch import to_value
+
     m = np.asarray(to_value(mask))
     return _boolean_mask(tensor, _Hashable(m), 0 if axis is None else int(axis))
 
@@ -300,20 +312,28 @@ def _freeze_key(key):
     out = []
     for k in key:
         if isinstance(k, slice):
-            out.append(("slice", _int_or_none(k.start), _int_or_none(k.stop),
-                        _int_or_none(k.step)))
+            out.append(
+                (
+                    "slice",
+                    _int_or_none(k.start),
+                    _int_or_none(k.stop),
+                    _int_or_none(k.step),
+                )
+            )
         elif k is None or k is Ellipsis:
             out.append(k)
         elif isinstance(k, (int, np.integer)):
             out.append(int(k))
         elif type(k) is Tensor or isinstance(k, (np.ndarray, list)):
             arr = np.asarray(k._value if type(k) is Tensor else k)
-            out.append(int(arr) if arr.ndim == 0 and arr.dtype.kind in "iu"
-                       else _Hashable(arr))
+            out.append(
+                int(arr) if arr.ndim == 0 and arr.dtype.kind in "iu" else _Hashable(arr)
+            )
         else:
             raise TypeError(
                 f"Only integers, slices (`:`), ellipsis (`...`), jaxtape.newaxis "
-                f"(`None`) and integer or boolean tensors are valid indices; got {k!r}.")
+                f"(`None`) and integer or boolean tensors are valid indices; got {k!r}."
+            )
     return tuple(out)
 
 

@@ -20,6 +20,7 @@ def _put(value):
     if device is None:
         return jnp.asarray(value)
     import jax
+
     return jax.device_put(value, device)
 
 
@@ -41,13 +42,14 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         arr = to_value(value, np_dt)
     if shape is not None:
         shape = _shape(shape)
-        arr = np.broadcast_to(arr, shape) if np.size(arr) == 1 else np.reshape(
-            arr, shape)
+        arr = (
+            np.broadcast_to(arr, shape) if np.size(arr) == 1 else np.reshape(arr, shape)
+        )
     return Tensor(_put(arr))
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
-    """Converts a tensor-like value to a Tensor; a Tensor of the right dtype passes through.
+    """Converts a tensor-like value to a Tensor; a Tensor of the right dtype passes.
 
     Variables are read (the read is recorded on active tapes).
     """
@@ -62,8 +64,11 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
         if np_dt is not None and read._value.dtype != np_dt:
             to_value(read, np_dt)
         return read
-    if np_dt is None and dtype_hint is not None and dtypes.default_for_python(
-            value) is not None:
+    if (
+        np_dt is None
+        and dtype_hint is not None
+        and dtypes.default_for_python(value) is not None
+    ):
         try:
             return Tensor(_put(to_value(value, dtypes.np_dtype(dtype_hint))))
         except (TypeError, ValueError):
@@ -85,11 +90,15 @@ def ones(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
     return Tensor(_put(np.ones(_shape(shape), _float_dtype(dtype))))
 
 
-def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32,
-        name=None) -> Tensor:
+def eye(
+    num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None
+) -> Tensor:
     """An identity matrix (or a batch of them)."""
-    m = np.eye(int(num_rows), None if num_columns is None else int(num_columns),
-               dtype=_float_dtype(dtype))
+    m = np.eye(
+        int(num_rows),
+        None if num_columns is None else int(num_columns),
+        dtype=_float_dtype(dtype),
+    )
     if batch_shape is not None:
         m = np.broadcast_to(m, _shape(batch_shape) + m.shape)
     return Tensor(_put(m))
@@ -119,8 +128,17 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     np_dt = np.result_type(np.asarray(a).dtype)
     if np_dt.kind in "iu":
         np_dt = np.dtype(np.float32)
-    return Tensor(_put(jnp.linspace(jnp.asarray(a, np_dt), jnp.asarray(b, np_dt),
-                                    int(num), axis=axis, dtype=np_dt)))
+    return Tensor(
+        _put(
+            jnp.linspace(
+                jnp.asarray(a, np_dt),
+                jnp.asarray(b, np_dt),
+                int(num),
+                axis=axis,
+                dtype=np_dt,
+            )
+        )
+    )
 
 
 lin_space = linspace

@@ -44,6 +44,7 @@ def cholesky(input, name=None):  # noqa: A002
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     """Solves a triangular system."""
     import jax.scipy.linalg as jsl
+
     return jsl.solve_triangular(matrix, rhs, lower=lower, trans="C" if adjoint else 0)
 
 

@@ -105,8 +105,9 @@ def squared_difference(x, y, name=None):
 def divide_no_nan(x, y, name=None):
     """Returns `x / y`, or 0 where `y` is 0."""
     safe = jnp.where(y == 0, jnp.ones_like(y), y)
-    return jnp.where(y == 0, jnp.zeros_like(jnp.true_divide(x, safe)),
-                     jnp.true_divide(x, safe))
+    return jnp.where(
+        y == 0, jnp.zeros_like(jnp.true_divide(x, safe)), jnp.true_divide(x, safe)
+    )
 
 
 @op("Atan2", same_dtype=True)
@@ -343,7 +344,7 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
 
 @op("Mean")
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    """Computes the mean across dimensions; integer inputs give an integer mean as in TF."""
+    """The mean across dimensions; integer inputs give an integer mean, as in TF."""
     x = input_tensor
     if jnp.issubdtype(x.dtype, jnp.integer):
         s = jnp.sum(x, axis=_axis(axis), keepdims=keepdims, dtype=x.dtype)
@@ -427,14 +428,24 @@ def add_n(inputs, name=None):
 
 # -- products --------------------------------------------------------------------
 @op("MatMul", same_dtype=True)
-def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False,
-           adjoint_b=False, a_is_sparse=False, b_is_sparse=False,
-           output_type=None, name=None):
+def matmul(
+    a,
+    b,
+    transpose_a=False,
+    transpose_b=False,
+    adjoint_a=False,
+    adjoint_b=False,
+    a_is_sparse=False,
+    b_is_sparse=False,
+    output_type=None,
+    name=None,
+):
     """Multiplies matrix `a` by matrix `b` (batched over leading dimensions)."""
     if a.ndim < 2 or b.ndim < 2:
         raise ValueError(
             f"matmul needs tensors of rank >= 2; got shapes {a.shape} and {b.shape}. "
-            "Use `jaxtape.tensordot` or reshape a vector to a matrix.")
+            "Use `jaxtape.tensordot` or reshape a vector to a matrix."
+        )
     if transpose_a or adjoint_a:
         a = jnp.swapaxes(a, -1, -2)
         a = jnp.conj(a) if adjoint_a else a
@@ -444,7 +455,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False,
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: {list(b.shape)}."
-            " The inner dimensions must agree.")
+            " The inner dimensions must agree."
+        )
     return jnp.matmul(a, b)
 
 
@@ -544,7 +556,8 @@ def _norm(tensor, ord, axis, keepdims):
         ord = None if axis is None or isinstance(axis, int) else "fro"
         if axis is None:
             return jnp.sqrt(jnp.sum(jnp.real(tensor * jnp.conj(tensor)))).reshape(
-                (1,) * tensor.ndim if keepdims else ())
+                (1,) * tensor.ndim if keepdims else ()
+            )
     return jnp.linalg.norm(tensor, ord=ord, axis=axis, keepdims=keepdims)
 
 

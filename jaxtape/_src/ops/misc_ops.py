@@ -1,4 +1,4 @@
-"""Utilities from TF's guides: print, debugging asserts, py_function, TensorArray. Layer L1."""
+"""TF utilities: print, debugging asserts, py_function, TensorArray. Layer L1."""
 
 from __future__ import annotations
 
@@ -18,8 +18,14 @@ def _host(x):
     return np.asarray(to_value(x))
 
 
-def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3,  # noqa: A001
-          name=None):
+def print(
+    *inputs,
+    output_stream=None,
+    sep=" ",
+    end="\n",
+    summarize=3,  # noqa: A001
+    name=None,
+):
     """Prints tensors and Python values (TF's `tf.print`: to stderr by default).
 
     Tensors print as NumPy arrays with `summarize` elements per dimension at each
@@ -29,12 +35,17 @@ def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3,  # noqa: 
     for x in inputs:
         if type(x) is Tensor or hasattr(x, "_read_raw"):
             arr = _host(x)
-            thresh = sys.maxsize if summarize in (None, -1) else max(
-                2 * summarize, 1)
-            parts.append(np.array2string(arr, threshold=thresh,
-                                         edgeitems=max(summarize or 3, 1),
-                                         separator=" ") if arr.ndim else str(
-                arr.item()))
+            thresh = sys.maxsize if summarize in (None, -1) else max(2 * summarize, 1)
+            parts.append(
+                np.array2string(
+                    arr,
+                    threshold=thresh,
+                    edgeitems=max(summarize or 3, 1),
+                    separator=" ",
+                )
+                if arr.ndim
+                else str(arr.item())
+            )
         else:
             parts.append(str(x))
     stream = sys.stderr if output_stream is None else output_stream
@@ -46,8 +57,9 @@ def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3,  # noqa: 
 
 
 def _fail(message, default):
-    raise errors.InvalidArgumentError(None, None, (message + "\n" if message else "")
-                                      + default)
+    raise errors.InvalidArgumentError(
+        None, None, (message + "\n" if message else "") + default
+    )
 
 
 def assert_equal(x, y, message=None, summarize=None, name=None):
@@ -69,16 +81,22 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
     rtol = 10 * eps if rtol is None else rtol
     atol = 10 * eps if atol is None else atol
     if not np.all(np.abs(a - b) <= atol + rtol * np.abs(b)):
-        _fail(message, f"x and y not equal to tolerance rtol = {rtol}, atol = {atol}: "
-                       f"x = {a}, y = {b}")
+        _fail(
+            message,
+            f"x and y not equal to tolerance rtol = {rtol}, atol = {atol}: "
+            f"x = {a}, y = {b}",
+        )
 
 
 def _assert_cmp(op, text):
     def check(x, y, message=None, summarize=None, name=None):
         a, b = _host(x), _host(y)
         if not np.all(op(a, b)):
-            _fail(message, f"Condition x {text} y did not hold element-wise: x = {a}, "
-                           f"y = {b}")
+            _fail(
+                message,
+                f"Condition x {text} y did not hold element-wise: x = {a}, y = {b}",
+            )
+
     check.__name__ = f"assert_{op.__name__}"
     check.__doc__ = f"Raises `InvalidArgumentError` unless `x {text} y` element-wise."
     return check
@@ -93,8 +111,10 @@ assert_greater_equal = _assert_cmp(np.greater_equal, ">=")
 def assert_rank(x, rank, message=None, name=None):
     """Raises `ValueError` unless `x` has the given rank (TF's static check)."""
     if np.ndim(to_value(x)) != int(rank):
-        raise ValueError((message or "") + f" Tensor must have rank {int(rank)}; "
-                         f"received rank {np.ndim(to_value(x))}.")
+        raise ValueError(
+            (message or "") + f" Tensor must have rank {int(rank)}; "
+            f"received rank {np.ndim(to_value(x))}."
+        )
 
 
 def check_numerics(tensor, message, name=None):
@@ -131,8 +151,10 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803
     """Runs a Python function on NumPy arrays; its outputs carry no gradient."""
     out = func(*[_host(x) for x in inp])
     if isinstance(Tout, (list, tuple)):
-        return [Tensor(jnp.asarray(np.asarray(o), dtypes.np_dtype(t)))
-                for o, t in zip(out, Tout)]
+        return [
+            Tensor(jnp.asarray(np.asarray(o), dtypes.np_dtype(t)))
+            for o, t in zip(out, Tout)
+        ]
     return Tensor(jnp.asarray(np.asarray(out), dtypes.np_dtype(Tout)))
 
 
@@ -159,19 +181,33 @@ class IndexedSlices:
     def to_dense(self) -> Tensor:
         from jaxtape._src.ops.array_ops import scatter_nd
         from jaxtape._src.ops.array_ops import expand_dims
+
         return scatter_nd(expand_dims(self.indices, -1), self.values, self.dense_shape)
 
     def __repr__(self):
-        return (f"IndexedSlices(indices={self.indices!r}, values={self.values!r}, "
-                f"dense_shape={self.dense_shape!r})")
+        return (
+            f"IndexedSlices(indices={self.indices!r}, values={self.values!r}, "
+            f"dense_shape={self.dense_shape!r})"
+        )
 
 
 class TensorArray:
     """A list of tensors of one dtype (TF's `tf.TensorArray`, eager semantics)."""
 
-    def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None,
-                 tensor_array_name=None, handle=None, flow=None, infer_shape=True,
-                 element_shape=None, colocate_with_first_write_call=True, name=None):
+    def __init__(
+        self,
+        dtype,
+        size=None,
+        dynamic_size=None,
+        clear_after_read=None,
+        tensor_array_name=None,
+        handle=None,
+        flow=None,
+        infer_shape=True,
+        element_shape=None,
+        colocate_with_first_write_call=True,
+        name=None,
+    ):
         self._dtype = dtypes.as_dtype(dtype)
         self._items: list = [None] * int(size or 0)
         self._dynamic = bool(dynamic_size)
@@ -188,15 +224,24 @@ class TensorArray:
         if i >= len(self._items):
             if not self._dynamic:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Tried to write to index {i} but array is not "
-                    f"resizeable and size is: {len(self._items)}")
+                    None,
+                    None,
+                    f"Tried to write to index {i} but array is not "
+                    f"resizeable and size is: {len(self._items)}",
+                )
             self._items.extend([None] * (i + 1 - len(self._items)))
-        v = value if type(value) is Tensor else Tensor(to_value(
-            value, self._dtype.as_numpy_dtype))
+        v = (
+            value
+            if type(value) is Tensor
+            else Tensor(to_value(value, self._dtype.as_numpy_dtype))
+        )
         if v.dtype != self._dtype:
             raise errors.InvalidArgumentError(
-                None, None, f"TensorArray dtype is {self._dtype.name} but Op is trying "
-                f"to write dtype {v.dtype.name}.")
+                None,
+                None,
+                f"TensorArray dtype is {self._dtype.name} but Op is trying "
+                f"to write dtype {v.dtype.name}.",
+            )
         self._items[i] = v
         return self
 
@@ -204,29 +249,36 @@ class TensorArray:
         i = int(to_value(index))
         if self._items[i] is None:
             raise errors.InvalidArgumentError(
-                None, None, f"Could not read from TensorArray index {i}: it has not "
-                "been written.")
+                None,
+                None,
+                f"Could not read from TensorArray index {i}: it has not been written.",
+            )
         return self._items[i]
 
     def stack(self, name=None) -> Tensor:
         from jaxtape._src.ops.array_ops import stack
+
         return stack(self._items)
 
     def gather(self, indices, name=None) -> Tensor:
         from jaxtape._src.ops.array_ops import stack
+
         return stack([self.read(i) for i in np.asarray(to_value(indices))])
 
     def concat(self, name=None) -> Tensor:
         from jaxtape._src.ops.array_ops import concat
+
         return concat(self._items, 0)
 
     def unstack(self, value, name=None) -> TensorArray:
         from jaxtape._src.ops.array_ops import unstack
+
         self._items = list(unstack(value))
         return self
 
     def scatter(self, indices, value, name=None) -> TensorArray:
         from jaxtape._src.ops.array_ops import unstack
+
         for i, v in zip(np.asarray(to_value(indices)), unstack(value)):
             self.write(int(i), v)
         return self

@@ -1,4 +1,4 @@
-"""Neural-network ops (TF's `tf.nn`): activations, losses, convolution, pooling. Layer L1.
+"""Neural-network ops (TF's `tf.nn`): activations, losses, conv, pooling. Layer L1.
 
 Dropout needs the stateful RNG and lives in `state/random_ops.py`.
 """
@@ -80,7 +80,8 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     if labels.shape != logits.shape:
         raise ValueError(
             f"logits and labels must have the same shape; received logits shape "
-            f"{logits.shape} and labels shape {labels.shape}.")
+            f"{logits.shape} and labels shape {labels.shape}."
+        )
     cond = logits >= 0  # TF's exact form, so the gradient at 0 matches too
     relu_logits = jnp.where(cond, logits, jnp.zeros_like(logits))
     neg_abs_logits = jnp.where(cond, -logits, logits)
@@ -92,7 +93,8 @@ def _softmax_xent(labels, logits, axis):
     if labels.shape != logits.shape:
         raise ValueError(
             f"logits and labels must have the same shape; received logits shape "
-            f"{logits.shape} and labels shape {labels.shape}.")
+            f"{logits.shape} and labels shape {labels.shape}."
+        )
     return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
 
 
@@ -109,7 +111,8 @@ def _sparse_softmax_xent(logits, labels):
     if labels.shape != logits.shape[:-1]:
         raise ValueError(
             f"labels shape must equal logits shape without the last dimension; "
-            f"received labels {labels.shape} and logits {logits.shape}.")
+            f"received labels {labels.shape} and logits {logits.shape}."
+        )
     logp = jax.nn.log_softmax(logits, axis=-1)
     idx = jnp.asarray(labels).astype(jnp.int32)[..., None]
     return -jnp.take_along_axis(logp, idx, axis=-1)[..., 0]
@@ -132,8 +135,10 @@ def bias_add(value, bias, data_format=None, name=None):
     if data_format is not None and data_format.startswith("NC"):
         return value + jnp.reshape(bias, (-1,) + (1,) * (value.ndim - 2))
     if bias.shape[-1] != value.shape[-1]:
-        raise ValueError(f"bias_add: bias of size {bias.shape[-1]} does not match "
-                         f"the last dimension of value {value.shape}.")
+        raise ValueError(
+            f"bias_add: bias of size {bias.shape[-1]} does not match "
+            f"the last dimension of value {value.shape}."
+        )
     return value + bias
 
 
@@ -159,7 +164,7 @@ def _conv_padding(padding, ndim):
             raise ValueError(f"padding must be 'SAME' or 'VALID'; got {padding!r}.")
         return padding
     pads = np.asarray(padding).reshape(-1, 2)
-    return tuple((int(a), int(b)) for a, b in pads[1:1 + ndim])
+    return tuple((int(a), int(b)) for a, b in pads[1 : 1 + ndim])
 
 
 def _tuple(v, n):
@@ -176,43 +181,94 @@ def _conv(input, filters, strides, padding, dilations, data_format):  # noqa: A0
     nd = filters.ndim - 2
     spatial = "DHW"[-nd:] if nd <= 3 else None
     lhs = ("N" + spatial + "C") if data_format.endswith("C") else ("NC" + spatial)
-    dn = lax.conv_dimension_numbers(input.shape, filters.shape,
-                                    (lhs, spatial + "IO", lhs))
+    dn = lax.conv_dimension_numbers(
+        input.shape, filters.shape, (lhs, spatial + "IO", lhs)
+    )
     groups = input.shape[lhs.index("C")] // filters.shape[-2]
-    return lax.conv_general_dilated(input, filters, strides, padding,
-                                    rhs_dilation=dilations, dimension_numbers=dn,
-                                    feature_group_count=groups)
+    return lax.conv_general_dilated(
+        input,
+        filters,
+        strides,
+        padding,
+        rhs_dilation=dilations,
+        dimension_numbers=dn,
+        feature_group_count=groups,
+    )
 
 
-def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,  # noqa: A002
-           name=None):
+def conv2d(
+    input,
+    filters,
+    strides,
+    padding,
+    data_format="NHWC",
+    dilations=None,  # noqa: A002
+    name=None,
+):
     """2-D convolution, NHWC input and HWIO filters, as TF's `tf.nn.conv2d`."""
     if np.ndim(filters) != 4 or np.ndim(input) != 4:
-        raise ValueError(f"conv2d needs a 4-D input and 4-D filters; got shapes "
-                         f"{np.shape(input)} and {np.shape(filters)}.")
-    return _conv(input, filters, _tuple(strides, 2), _conv_padding(padding, 2),
-                 _tuple(dilations or 1, 2), data_format)
+        raise ValueError(
+            f"conv2d needs a 4-D input and 4-D filters; got shapes "
+            f"{np.shape(input)} and {np.shape(filters)}."
+        )
+    return _conv(
+        input,
+        filters,
+        _tuple(strides, 2),
+        _conv_padding(padding, 2),
+        _tuple(dilations or 1, 2),
+        data_format,
+    )
 
 
-def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  # noqa: A002
-           name=None):
+def conv1d(
+    input,
+    filters,
+    stride,
+    padding,
+    data_format="NWC",
+    dilations=None,  # noqa: A002
+    name=None,
+):
     """1-D convolution, NWC input and WIO filters."""
-    return _conv(input, filters, _tuple(stride, 1), _conv_padding(padding, 1),
-                 _tuple(dilations or 1, 1), data_format)
+    return _conv(
+        input,
+        filters,
+        _tuple(stride, 1),
+        _conv_padding(padding, 1),
+        _tuple(dilations or 1, 1),
+        data_format,
+    )
 
 
-def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
-                dilations=None, name=None):
+def convolution(
+    input,
+    filters,
+    strides=None,
+    padding="VALID",
+    data_format=None,  # noqa: A002
+    dilations=None,
+    name=None,
+):
     """N-D convolution dispatching on the rank of `filters`."""
     nd = np.ndim(filters) - 2
-    return _conv(input, filters, _tuple(strides or 1, nd), _conv_padding(padding, nd),
-                 _tuple(dilations or 1, nd), data_format or "N" + "DHW"[-nd:] + "C")
+    return _conv(
+        input,
+        filters,
+        _tuple(strides or 1, nd),
+        _conv_padding(padding, nd),
+        _tuple(dilations or 1, nd),
+        data_format or "N" + "DHW"[-nd:] + "C",
+    )
 
 
 def _pool_tiles(x, window, strides, padding):
     """True when a non-overlapping VALID window tiles the spatial dims exactly."""
-    return padding == "VALID" and window == strides and all(
-        d % w == 0 for d, w in zip(x.shape[1:-1], window))
+    return (
+        padding == "VALID"
+        and window == strides
+        and all(d % w == 0 for d, w in zip(x.shape[1:-1], window))
+    )
 
 
 @op("MaxPool", inputs=("input",))
@@ -227,8 +283,14 @@ def _max_pool(input, ksize, strides, padding):  # noqa: A002
         y = x.reshape(shape + [c])
         return jnp.max(y, axis=tuple(range(2, 2 * len(ksize) + 1, 2)))
     init = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
-    return lax.reduce_window(x, jnp.asarray(init, x.dtype), lax.max,
-                             (1,) + ksize + (1,), (1,) + strides + (1,), padding)
+    return lax.reduce_window(
+        x,
+        jnp.asarray(init, x.dtype),
+        lax.max,
+        (1,) + ksize + (1,),
+        (1,) + strides + (1,),
+        padding,
+    )
 
 
 @op("AvgPool", inputs=("input",))
@@ -239,19 +301,27 @@ def _avg_pool(input, ksize, strides, padding):  # noqa: A002
         shape = [n]
         for d, w in zip(x.shape[1:-1], ksize):
             shape += [d // w, w]
-        return jnp.mean(x.reshape(shape + [c]),
-                        axis=tuple(range(2, 2 * len(ksize) + 1, 2)))
+        return jnp.mean(
+            x.reshape(shape + [c]), axis=tuple(range(2, 2 * len(ksize) + 1, 2))
+        )
     dims, strd = (1,) + ksize + (1,), (1,) + strides + (1,)
     total = lax.reduce_window(x, jnp.asarray(0, x.dtype), lax.add, dims, strd, padding)
-    count = lax.reduce_window(jnp.ones(x.shape[1:-1], x.dtype)[None, ..., None],
-                              jnp.asarray(0, x.dtype), lax.add, dims, strd, padding)
+    count = lax.reduce_window(
+        jnp.ones(x.shape[1:-1], x.dtype)[None, ..., None],
+        jnp.asarray(0, x.dtype),
+        lax.add,
+        dims,
+        strd,
+        padding,
+    )
     return total / count
 
 
 def _pool_args(input, ksize, strides, padding, nd, data_format):  # noqa: A002
     if data_format not in (None, "NHWC", "NWC", "NDHWC"):
-        raise ValueError(f"Only channels-last data_format is supported; got "
-                         f"{data_format!r}.")
+        raise ValueError(
+            f"Only channels-last data_format is supported; got {data_format!r}."
+        )
     return _tuple(ksize, nd), _tuple(strides, nd), _conv_padding(padding, nd)
 
 
@@ -268,13 +338,17 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
 def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
     """N-D max pooling (rank taken from `input`)."""
     nd = np.ndim(input) - 2
-    return _max_pool(input, *_pool_args(input, ksize, strides, padding, nd, data_format))
+    return _max_pool(
+        input, *_pool_args(input, ksize, strides, padding, nd, data_format)
+    )
 
 
 def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
     """N-D average pooling (rank taken from `input`)."""
     nd = np.ndim(input) - 2
-    return _avg_pool(input, *_pool_args(input, ksize, strides, padding, nd, data_format))
+    return _avg_pool(
+        input, *_pool_args(input, ksize, strides, padding, nd, data_format)
+    )
 
 
 max_pool1d = max_pool

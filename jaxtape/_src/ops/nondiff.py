@@ -173,7 +173,8 @@ def _check_direction(direction):
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError(
             f"direction must be 'ASCENDING' or 'DESCENDING'. Received: "
-            f"direction={direction!r}")
+            f"direction={direction!r}"
+        )
 
 
 @op("Shape", differentiable=False)

@@ -63,8 +63,9 @@ OPERATORS = {
     "__neg__": lambda self: math_ops.negative(self),
     "__pos__": lambda self: self,
     "__abs__": lambda self: math_ops.abs(self),
-    "__invert__": lambda self: (nondiff.logical_not(self) if self.dtype.is_bool
-                                else nondiff.invert(self)),
+    "__invert__": lambda self: (
+        nondiff.logical_not(self) if self.dtype.is_bool else nondiff.invert(self)
+    ),
     "__and__": _binary(nondiff.logical_and),
     "__rand__": _reflected(nondiff.logical_and),
     "__or__": _binary(nondiff.logical_or),
@@ -82,7 +83,7 @@ OPERATORS = {
 
 
 def install(cls) -> None:
-    """Adds the operators to `cls` (Tensor here; the state layer adds them to Variable)."""
+    """Adds the operators to `cls` (Tensor; the state layer uses it for Variable)."""
     for name, fn in OPERATORS.items():
         setattr(cls, name, fn)
 

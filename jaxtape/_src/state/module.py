@@ -62,11 +62,14 @@ class Module:
     ...     def __init__(self, n_in, n_out, name=None):
     ...         super().__init__(name=name)
     ...         self.w = jaxtape.Variable(jaxtape.ones([n_in, n_out]), name="w")
-    >>> Dense(2, 3, name="d").trainable_variables[0].name
-    'd/w:0'
+    ...         with self.name_scope:
+    ...             self.b = jaxtape.Variable(jaxtape.zeros([n_out]), name="b")
+    >>> [v.name for v in Dense(2, 3, name="d").trainable_variables]
+    ['d/b:0', 'w:0']
 
-    Variables created inside methods wrapped with `Module.with_name_scope` (and
-    inside `with self.name_scope:`) get the module's name as prefix.
+    As in TF, only variables created inside `with self.name_scope:` (or in
+    methods wrapped with `Module.with_name_scope`) get the module's name as a
+    prefix.
     """
 
     _TF_MODULE_IGNORED_PROPERTIES = frozenset()
@@ -77,7 +80,8 @@ class Module:
         elif not _VALID_NAME.match(name):
             raise ValueError(
                 f"{name!r} is not a valid module name. Module names must be valid "
-                "Python identifiers (e.g. a valid class name).")
+                "Python identifiers (e.g. a valid class name)."
+            )
         self._name = name
         with name_scope(name) as scope_name:
             self._scope_name = scope_name
@@ -103,8 +107,9 @@ class Module:
 
     @property
     def non_trainable_variables(self) -> tuple:
-        return tuple(self._flatten(
-            lambda o: isinstance(o, Variable) and not o.trainable))
+        return tuple(
+            self._flatten(lambda o: isinstance(o, Variable) and not o.trainable)
+        )
 
     @property
     def submodules(self) -> tuple:
@@ -155,7 +160,8 @@ class Module:
         return wrapper
 
     def __repr__(self) -> str:
-        return f"<{type(self).__module__}.{type(self).__name__} object named {self.name!r}>"
+        cls = type(self)
+        return f"<{cls.__module__}.{cls.__name__} object named {self.name!r}>"
 
 
 @contextlib.contextmanager

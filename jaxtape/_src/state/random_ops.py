@@ -40,8 +40,9 @@ class Generator:
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self._lock = threading.Lock()
-        self.state = Variable(_key_data(int(seed)), trainable=False,
-                              name=name or "rng_state")
+        self.state = Variable(
+            _key_data(int(seed)), trainable=False, name=name or "rng_state"
+        )
 
     @classmethod
     def from_seed(cls, seed: int, alg=None) -> Generator:
@@ -63,25 +64,35 @@ class Generator:
         return sub
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None):
-        return _scaled(jax.random.normal(self.make_key(), _shape(shape),
-                                         dtypes.np_dtype(dtype)), mean, stddev)
+        return _scaled(
+            jax.random.normal(self.make_key(), _shape(shape), dtypes.np_dtype(dtype)),
+            mean,
+            stddev,
+        )
 
     def uniform(self, shape, minval=0, maxval=None, dtype=dtypes.float32, name=None):
         return _uniform(self.make_key(), shape, minval, maxval, dtype)
 
-    def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32,
-                         name=None):
+    def truncated_normal(
+        self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None
+    ):
         np_dt = dtypes.np_dtype(dtype)
-        return _scaled(jax.random.truncated_normal(self.make_key(), -2.0, 2.0,
-                                                   _shape(shape), np_dt), mean, stddev)
+        return _scaled(
+            jax.random.truncated_normal(
+                self.make_key(), -2.0, 2.0, _shape(shape), np_dt
+            ),
+            mean,
+            stddev,
+        )
 
     def split(self, count: int = 1) -> list[Generator]:
         out = []
         for _ in range(count):
             g = Generator.__new__(Generator)
             g._lock = threading.Lock()
-            g.state = Variable(jax.random.key_data(self.make_key()), trainable=False,
-                               name="rng_state")
+            g.state = Variable(
+                jax.random.key_data(self.make_key()), trainable=False, name="rng_state"
+            )
             out.append(g)
         return out
 
@@ -101,8 +112,11 @@ def _uniform(key, shape, minval, maxval, dtype):
     if np_dt.kind in "iu":
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {np_dt.name}.")
-        return Tensor(jax.random.randint(key, shape, int(to_value(minval)),
-                                         int(to_value(maxval)), np_dt))
+        return Tensor(
+            jax.random.randint(
+                key, shape, int(to_value(minval)), int(to_value(maxval)), np_dt
+            )
+        )
     sample = Tensor(jax.random.uniform(key, shape, np_dt))
     lo = 0.0 if minval is None else minval
     hi = 1.0 if maxval is None else maxval
@@ -124,6 +138,7 @@ class _GlobalSeeds:
     def get_generator(self) -> Generator:
         if self.generator is None:
             from jaxtape._src.core import context
+
             with context.paused_tapes():
                 self.generator = Generator(self.global_seed)
         return self.generator
@@ -163,8 +178,9 @@ def set_global_generator(generator: Generator) -> None:
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Samples from a normal distribution (TF's `tf.random.normal`)."""
     np_dt = dtypes.np_dtype(dtype)
-    return _scaled(jax.random.normal(_seeds.key(seed), _shape(shape), np_dt),
-                   mean, stddev)
+    return _scaled(
+        jax.random.normal(_seeds.key(seed), _shape(shape), np_dt), mean, stddev
+    )
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -172,12 +188,16 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
     return _uniform(_seeds.key(seed), shape, minval, maxval, dtype)
 
 
-def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None,
-                     name=None):
+def truncated_normal(
+    shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None
+):
     """Samples a normal distribution truncated to two standard deviations."""
     np_dt = dtypes.np_dtype(dtype)
-    return _scaled(jax.random.truncated_normal(_seeds.key(seed), -2.0, 2.0,
-                                               _shape(shape), np_dt), mean, stddev)
+    return _scaled(
+        jax.random.truncated_normal(_seeds.key(seed), -2.0, 2.0, _shape(shape), np_dt),
+        mean,
+        stddev,
+    )
 
 
 def shuffle(value, seed=None, name=None):
@@ -190,8 +210,9 @@ def shuffle(value, seed=None, name=None):
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """Draws class indices from the categorical distributions given by `logits`."""
     lg = to_value(logits)
-    out = jax.random.categorical(_seeds.key(seed), lg, axis=-1,
-                                 shape=(int(num_samples),) + lg.shape[:-1])
+    out = jax.random.categorical(
+        _seeds.key(seed), lg, axis=-1, shape=(int(num_samples),) + lg.shape[:-1]
+    )
     return Tensor(jnp.moveaxis(out, 0, -1).astype(dtypes.np_dtype(dtype) or np.int64))
 
 
@@ -202,15 +223,21 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """
     rate_f = float(to_value(rate))
     if not 0 <= rate_f < 1:
-        raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1)"
-                         f". Received: rate={rate}")
+        raise ValueError(
+            f"rate must be a scalar tensor or a float in the range [0, 1)"
+            f". Received: rate={rate}"
+        )
     if rate_f == 0:
         return math_ops.identity(x)
-    shape = _shape(noise_shape) if noise_shape is not None else (
-        tuple(x.shape) if hasattr(x, "shape") else np.shape(x))
+    shape = (
+        _shape(noise_shape)
+        if noise_shape is not None
+        else (tuple(x.shape) if hasattr(x, "shape") else np.shape(x))
+    )
     keep = jax.random.uniform(_seeds.key(seed), shape) >= rate_f
     xv = to_value(x) if not isinstance(x, (Tensor, Variable)) else None
-    dt = (xv.dtype if xv is not None else np.dtype(x.dtype.as_numpy_dtype))
-    mask = Tensor(jnp.where(keep, jnp.asarray(1.0 / (1.0 - rate_f), dt),
-                            jnp.asarray(0, dt)))
+    dt = xv.dtype if xv is not None else np.dtype(x.dtype.as_numpy_dtype)
+    mask = Tensor(
+        jnp.where(keep, jnp.asarray(1.0 / (1.0 - rate_f), dt), jnp.asarray(0, dt))
+    )
     return math_ops.multiply(x, mask)

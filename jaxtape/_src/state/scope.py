@@ -30,7 +30,7 @@ class StateScope:
         self.written: dict[int, object] = {}
 
     def get(self, variable):
-        """The overlaid value of `variable`, or None when the scope does not cover it."""
+        """The overlaid value of `variable`; None when the scope does not cover it."""
         hit = self._values.get(id(variable))
         return None if hit is None else hit[1]
 

@@ -49,19 +49,42 @@ class Variable:
     <jaxtape.Variable 'Variable:0' shape=() dtype=float32, numpy=3.0>
     """
 
-    __slots__ = ("_value", "_name", "_trainable", "_constraint", "_shape",
-                 "synchronization", "aggregation", "__weakref__", "__dict__")
+    __slots__ = (
+        "_value",
+        "_name",
+        "_trainable",
+        "_constraint",
+        "_shape",
+        "synchronization",
+        "aggregation",
+        "__weakref__",
+        "__dict__",
+    )
 
-    def __init__(self, initial_value=None, trainable=None, validate_shape=True,
-                 caching_device=None, name=None, variable_def=None, dtype=None,
-                 import_scope=None, constraint=None,
-                 synchronization=VariableSynchronization.AUTO,
-                 aggregation=VariableAggregation.NONE, shape=None,
-                 experimental_enable_variable_lifting=True):
+    def __init__(
+        self,
+        initial_value=None,
+        trainable=None,
+        validate_shape=True,
+        caching_device=None,
+        name=None,
+        variable_def=None,
+        dtype=None,
+        import_scope=None,
+        constraint=None,
+        synchronization=VariableSynchronization.AUTO,
+        aggregation=VariableAggregation.NONE,
+        shape=None,
+        experimental_enable_variable_lifting=True,
+    ):
         if initial_value is None:
-            raise ValueError("Variable: initial_value must be given (a tensor-like "
-                             "value or a callable returning one).")
-        if callable(initial_value) and not isinstance(initial_value, (Tensor, Variable)):
+            raise ValueError(
+                "Variable: initial_value must be given (a tensor-like "
+                "value or a callable returning one)."
+            )
+        if callable(initial_value) and not isinstance(
+            initial_value, (Tensor, Variable)
+        ):
             with context.paused_tapes():
                 initial_value = initial_value()
         np_dt = dtypes.np_dtype(dtype)
@@ -75,17 +98,20 @@ class Variable:
             value = jnp.asarray(value).astype(np_dt)
         self._value = _place(value)
         if synchronization == VariableSynchronization.ON_READ and trainable:
-            raise ValueError("Synchronization value can be set to "
-                             "VariableSynchronization.ON_READ only for non-trainable "
-                             "variables.")
+            raise ValueError(
+                "Synchronization value can be set to "
+                "VariableSynchronization.ON_READ only for non-trainable "
+                "variables."
+            )
         self._trainable = True if trainable is None else bool(trainable)
         base = "Variable" if name is None else str(name)
         if base.endswith(":0"):
             base = base[:-2]
         self._name = context.current_name_scope() + base + ":0"
         self._constraint = constraint
-        self._shape = TensorShape(shape) if shape is not None and not validate_shape \
-            else None
+        self._shape = (
+            TensorShape(shape) if shape is not None and not validate_shape else None
+        )
         self.synchronization = synchronization
         self.aggregation = aggregation
 
@@ -144,8 +170,9 @@ class Variable:
 
     @property
     def shape(self) -> TensorShape:
-        return self._shape if self._shape is not None else TensorShape(
-            self._value.shape)
+        return (
+            self._shape if self._shape is not None else TensorShape(self._value.shape)
+        )
 
     def get_shape(self) -> TensorShape:
         return self.shape
@@ -176,11 +203,13 @@ class Variable:
     experimental_ref = ref
 
     def __hash__(self):
-        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+        raise TypeError(
+            "Variable is unhashable. Instead, use variable.ref() as the key."
+        )
 
     # -- writing --------------------------------------------------------------
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Sets the variable to `value` (same shape; converted to the variable's dtype)."""
+        """Sets the variable to `value` (same shape; converted to its dtype)."""
         self._write(self._checked(value, "assign"))
         return self if read_value else None
 
@@ -205,14 +234,16 @@ class Variable:
                 raise TypeError(
                     f"Cannot {what} a value of dtype {value.dtype} to Variable "
                     f"{self._name!r} of dtype {np.dtype(np_dt).name}. Cast it first "
-                    f"with `jaxtape.cast(value, jaxtape.{np.dtype(np_dt).name})`.")
+                    f"with `jaxtape.cast(value, jaxtape.{np.dtype(np_dt).name})`."
+                )
         else:
             value = to_value(value, np_dt)
         if self._shape is None and tuple(np.shape(value)) != tuple(self._value.shape):
             raise ValueError(
                 f"Cannot {what} a value of shape {tuple(np.shape(value))} to Variable "
-                f"{self._name!r} of shape {tuple(self._value.shape)}. Shapes must match "
-                "exactly; reshape the value first with `jaxtape.reshape`.")
+                f"{self._name!r} of shape {tuple(self._value.shape)}. Shapes must "
+                "match exactly; reshape the value first with `jaxtape.reshape`."
+            )
         return value
 
     def _write(self, value):
@@ -222,7 +253,8 @@ class Variable:
             raise RuntimeError(
                 f"A traced value was assigned to Variable {self._name!r} outside the "
                 "function that traced it; the tracer would leak. Assign inside the "
-                "compiled function, or pass the value out and assign it eagerly.")
+                "compiled function, or pass the value out and assign it eagerly."
+            )
         if self._constraint is not None:
             value = to_value(self._constraint(Tensor(jnp.asarray(value))))
         self._value = _place_like(value, self._value)
@@ -230,8 +262,11 @@ class Variable:
     # -- printing -------------------------------------------------------------
     def __repr__(self) -> str:
         from jaxtape._src.core.tensor import _numpy_text
-        return (f"<jaxtape.Variable {self._name!r} shape={self.shape} "
-                f"dtype={self.dtype.name}, numpy={_numpy_text(self._read_raw(), True)}>")
+
+        return (
+            f"<jaxtape.Variable {self._name!r} shape={self.shape} "
+            f"dtype={self.dtype.name}, numpy={_numpy_text(self._read_raw(), True)}>"
+        )
 
     def __str__(self) -> str:
         return self.__repr__()
