@@ -157,6 +157,15 @@ class _GlobalSeeds:
 _seeds = _GlobalSeeds()
 
 
+def next_key(seed: int | None = None):
+    """A fresh `jax.random` key: from the global generator, or the op-seed stream.
+
+    For library code (initializers, dropout layers) that samples with jax.random
+    directly but must follow `set_seed` like TF's random ops.
+    """
+    return _seeds.key(seed)
+
+
 def set_seed(seed: int | None) -> None:
     """Sets the global random seed; later random ops form a reproducible sequence."""
     _seeds.global_seed = None if seed is None else int(seed)

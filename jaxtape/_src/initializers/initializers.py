@@ -1,0 +1,276 @@
+"""Keras initializers (`keras.initializers`), with Keras's defaults. Layer L4.
+
+An initializer is called as `init(shape, dtype=None)` and returns a Tensor.
+Unseeded initializers draw from the global generator, so `set_seed` makes
+model creation reproducible; a seeded one gives the same values on every call,
+as in Keras 3.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from jaxtape._src.core import config, dtypes
+from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.state.random_ops import next_key
+
+
+def _np_dtype(dtype):
+    return dtypes.np_dtype(dtype or config.floatx())
+
+
+class Initializer:
+    """Base class: subclasses implement `__call__(shape, dtype=None)`."""
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        raise NotImplementedError
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, cfg: dict):
+        return cls(**cfg)
+
+
+class Zeros(Initializer):
+    def __call__(self, shape, dtype=None, **kwargs):
+        return Tensor(jnp.zeros(tuple(shape), _np_dtype(dtype)))
+
+
+class Ones(Initializer):
+    def __call__(self, shape, dtype=None, **kwargs):
+        return Tensor(jnp.ones(tuple(shape), _np_dtype(dtype)))
+
+
+class Constant(Initializer):
+    def __init__(self, value=0.0):
+        self.value = value
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return Tensor(jnp.full(tuple(shape), self.value, _np_dtype(dtype)))
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class _Random(Initializer):
+    def __init__(self, seed=None):
+        self.seed = seed
+
+    def _key(self):
+        return next_key() if self.seed is None else jax.random.key(int(self.seed))
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class RandomNormal(_Random):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        super().__init__(seed)
+        self.mean, self.stddev = mean, stddev
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        dt = _np_dtype(dtype)
+        z = jax.random.normal(self._key(), tuple(shape), dt)
+        return Tensor(z * jnp.asarray(self.stddev, dt) + jnp.asarray(self.mean, dt))
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class TruncatedNormal(RandomNormal):
+    """Normal values beyond two standard deviations are redrawn (as Keras)."""
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        dt = _np_dtype(dtype)
+        z = jax.random.truncated_normal(self._key(), -2.0, 2.0, tuple(shape), dt)
+        return Tensor(z * jnp.asarray(self.stddev, dt) + jnp.asarray(self.mean, dt))
+
+
+class RandomUniform(_Random):
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        super().__init__(seed)
+        self.minval, self.maxval = minval, maxval
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        dt = _np_dtype(dtype)
+        return Tensor(
+            jax.random.uniform(self._key(), tuple(shape), dt, self.minval, self.maxval)
+        )
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+def _fans(shape) -> tuple[float, float]:
+    shape = tuple(shape)
+    if len(shape) == 0:
+        return 1.0, 1.0
+    if len(shape) == 1:
+        return float(shape[0]), float(shape[0])
+    receptive = math.prod(shape[:-2])
+    return float(shape[-2] * receptive), float(shape[-1] * receptive)
+
+
+class VarianceScaling(_Random):
+    """Keras's `VarianceScaling`: the parent of the Glorot, He and LeCun families."""
+
+    def __init__(
+        self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None
+    ):
+        super().__init__(seed)
+        if scale <= 0:
+            raise ValueError(f"VarianceScaling: scale must be positive; got {scale}.")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(
+                f"VarianceScaling: mode must be 'fan_in', 'fan_out' or 'fan_avg'; "
+                f"got {mode!r}."
+            )
+        if distribution not in ("truncated_normal", "untruncated_normal", "uniform"):
+            raise ValueError(
+                "VarianceScaling: distribution must be 'truncated_normal', "
+                f"'untruncated_normal' or 'uniform'; got {distribution!r}."
+            )
+        self.scale, self.mode, self.distribution = scale, mode, distribution
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        dt = _np_dtype(dtype)
+        fan_in, fan_out = _fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}
+        scale = self.scale / max(1.0, n[self.mode])
+        key, shape = self._key(), tuple(shape)
+        if self.distribution == "truncated_normal":
+            # 0.879... is the stddev of a unit normal truncated to [-2, 2].
+            std = math.sqrt(scale) / 0.87962566103423978
+            out = jax.random.truncated_normal(key, -2.0, 2.0, shape, dt) * std
+        elif self.distribution == "untruncated_normal":
+            out = jax.random.normal(key, shape, dt) * math.sqrt(scale)
+        else:
+            limit = math.sqrt(3.0 * scale)
+            out = jax.random.uniform(key, shape, dt, -limit, limit)
+        return Tensor(out.astype(dt))
+
+    def get_config(self):
+        return {
+            "scale": self.scale,
+            "mode": self.mode,
+            "distribution": self.distribution,
+            "seed": self.seed,
+        }
+
+
+def _family(name, scale, mode, distribution):
+    class Family(VarianceScaling):
+        def __init__(self, seed=None):
+            super().__init__(scale, mode, distribution, seed)
+
+        def get_config(self):
+            return {"seed": self.seed}
+
+    Family.__name__ = Family.__qualname__ = name
+    Family.__doc__ = f"`VarianceScaling({scale}, {mode!r}, {distribution!r})`."
+    return Family
+
+
+GlorotUniform = _family("GlorotUniform", 1.0, "fan_avg", "uniform")
+GlorotNormal = _family("GlorotNormal", 1.0, "fan_avg", "truncated_normal")
+HeNormal = _family("HeNormal", 2.0, "fan_in", "truncated_normal")
+HeUniform = _family("HeUniform", 2.0, "fan_in", "uniform")
+LecunNormal = _family("LecunNormal", 1.0, "fan_in", "truncated_normal")
+LecunUniform = _family("LecunUniform", 1.0, "fan_in", "uniform")
+
+
+class Orthogonal(_Random):
+    """A (scaled) random orthogonal matrix, reshaped to `shape`."""
+
+    def __init__(self, gain=1.0, seed=None):
+        super().__init__(seed)
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        dt = _np_dtype(dtype)
+        shape = tuple(shape)
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal needs a shape of rank >= 2; got {shape}.")
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        flat = jax.random.normal(self._key(), (max(rows, cols), min(rows, cols)), dt)
+        q, r = jnp.linalg.qr(flat)
+        q = q * jnp.sign(jnp.diag(r))
+        if rows < cols:
+            q = q.T
+        return Tensor((self.gain * q[:rows, :cols]).reshape(shape).astype(dt))
+
+    def get_config(self):
+        return {"gain": self.gain, "seed": self.seed}
+
+
+class Identity(Initializer):
+    def __init__(self, gain=1.0):
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        if len(shape) != 2:
+            raise ValueError(f"Identity needs a 2-D shape; got {tuple(shape)}.")
+        return Tensor(self.gain * jnp.eye(*shape, dtype=_np_dtype(dtype)))
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
+_ALIASES = {
+    "zeros": Zeros,
+    "ones": Ones,
+    "constant": Constant,
+    "random_normal": RandomNormal,
+    "random_uniform": RandomUniform,
+    "truncated_normal": TruncatedNormal,
+    "variance_scaling": VarianceScaling,
+    "glorot_uniform": GlorotUniform,
+    "glorot_normal": GlorotNormal,
+    "he_normal": HeNormal,
+    "he_uniform": HeUniform,
+    "lecun_normal": LecunNormal,
+    "lecun_uniform": LecunUniform,
+    "orthogonal": Orthogonal,
+    "identity": Identity,
+}
+_BY_CLASS = {cls.__name__: cls for cls in _ALIASES.values()}
+
+
+def get(identifier):
+    """An initializer from a name (`'glorot_uniform'`), a config dict, or itself."""
+    if identifier is None:
+        return None
+    if (
+        isinstance(identifier, Initializer)
+        or callable(identifier)
+        and not isinstance(identifier, (str, dict, type))
+    ):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
+    if isinstance(identifier, dict):
+        cls = _BY_CLASS.get(identifier.get("class_name"))
+        if cls is None:
+            raise ValueError(f"Unknown initializer config: {identifier!r}.")
+        return cls.from_config(identifier.get("config", {}))
+    if isinstance(identifier, str):
+        cls = _ALIASES.get(identifier) or _BY_CLASS.get(identifier)
+        if cls is None:
+            raise ValueError(
+                f"Unknown initializer: {identifier!r}. Known names: "
+                f"{', '.join(sorted(_ALIASES))}."
+            )
+        return cls()
+    raise ValueError(f"Could not interpret initializer identifier: {identifier!r}.")
+
+
+def serialize(initializer) -> dict:
+    return {
+        "class_name": type(initializer).__name__,
+        "config": initializer.get_config(),
+    }

@@ -1,0 +1,506 @@
+"""Keras metrics (`keras.metrics`): state in Variables, one XLA call per update. L4.
+
+A metric's state is a few non-trainable Variables. `update_state` runs a pure
+jnp update (`_update(state, y_true, y_pred, sample_weight) -> state`),
+jit-compiled per input shape, and assigns the new values; `result` is a pure
+function of the state. Tapes never record metric updates (they carry no
+gradient in TF either).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtape._src.core import context, dtypes
+from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.losses import losses as _losses
+from jaxtape._src.state.module import Module, name_scope
+from jaxtape._src.state.variable import Variable
+
+
+def _raw(x):
+    if x is None:
+        return None
+    v = to_value(x)
+    return jnp.asarray(v)
+
+
+@functools.lru_cache(maxsize=256)
+def _jitted(fn):
+    return jax.jit(fn)
+
+
+class Metric(Module):
+    """Base class: subclasses define `_init_state`, `_update` and `_result`.
+
+    `_update` and `_result` are pure functions of arrays (static per metric
+    configuration, so the compiled update is shared by equal metrics).
+    """
+
+    def __init__(self, name=None, dtype=None):
+        super().__init__(name=name or _snake(type(self).__name__))
+        self._dtype = np.dtype(dtypes.np_dtype(dtype or "float32"))
+        self._state_vars: list[Variable] = []
+        with context.paused_tapes(), name_scope(self.name):
+            for var_name, value in self._init_state():
+                v = Variable(value, trainable=False, name=var_name)
+                self._state_vars.append(v)
+
+    @property
+    def dtype(self):
+        return dtypes.as_dtype(self._dtype)
+
+    @property
+    def variables(self) -> tuple:
+        return tuple(self._state_vars)
+
+    def _init_state(self):
+        raise NotImplementedError
+
+    def _static(self):
+        """The hashable configuration the pure functions depend on."""
+        return ()
+
+    def update_state(self, y_true, y_pred=None, sample_weight=None):
+        """Accumulates statistics from one batch."""
+        self._apply(type(self)._update, self._static(), y_true, y_pred, sample_weight)
+
+    def _apply(self, update, static, *args):
+        state = tuple(v._read_raw() for v in self._state_vars)
+        fn = _jitted(functools.partial(update, static))
+        new = fn(state, *[_raw(a) for a in args])
+        for v, value in zip(self._state_vars, new):
+            v.assign(value.astype(v._value.dtype))
+
+    def result(self) -> Tensor:
+        state = tuple(v._read_raw() for v in self._state_vars)
+        fn = _jitted(functools.partial(type(self)._result, self._static()))
+        return Tensor(fn(state))
+
+    def reset_state(self) -> None:
+        for v, (_, value) in zip(self._state_vars, self._init_state()):
+            v.assign(value)
+
+    reset_states = reset_state
+
+    def __call__(self, *args, **kwargs):
+        with context.paused_tapes():
+            self.update_state(*args, **kwargs)
+            return self.result()
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self._dtype.name}
+
+    @classmethod
+    def from_config(cls, cfg):
+        return cls(**cfg)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}>"
+
+
+def _snake(name):
+    from jaxtape._src.state.module import _camel_to_snake
+
+    return _camel_to_snake(name)
+
+
+def _weights_like(values, sample_weight):
+    if sample_weight is None:
+        return jnp.ones_like(values)
+    w = sample_weight.astype(values.dtype)
+    while w.ndim > values.ndim and w.shape[-1] == 1:
+        w = w[..., 0]
+    while w.ndim < values.ndim:
+        w = w[..., None]
+    return jnp.broadcast_to(w, values.shape)
+
+
+def _safe_div(a, b):
+    return jnp.where(b == 0, 0.0, a / jnp.where(b == 0, 1.0, b)).astype(a.dtype)
+
+
+class Mean(Metric):
+    """The weighted mean of the values seen (`total / count`)."""
+
+    def _init_state(self):
+        z = np.zeros((), self._dtype)
+        return [("total", z), ("count", z)]
+
+    @staticmethod
+    def _update(static, state, values, _unused, sample_weight):
+        total, count = state
+        values = values.astype(total.dtype)
+        w = _weights_like(values, sample_weight)
+        return total + jnp.sum(values * w), count + jnp.sum(w)
+
+    @staticmethod
+    def _result(static, state):
+        return _safe_div(*state)
+
+    def update_state(self, values, sample_weight=None):
+        super().update_state(values, None, sample_weight)
+
+
+class Sum(Metric):
+    """The weighted sum of the values seen."""
+
+    def _init_state(self):
+        return [("total", np.zeros((), self._dtype))]
+
+    @staticmethod
+    def _update(static, state, values, _unused, sample_weight):
+        values = values.astype(state[0].dtype)
+        return (state[0] + jnp.sum(values * _weights_like(values, sample_weight)),)
+
+    @staticmethod
+    def _result(static, state):
+        return state[0]
+
+    def update_state(self, values, sample_weight=None):
+        super().update_state(values, None, sample_weight)
+
+
+class MeanMetricWrapper(Mean):
+    """The mean of `fn(y_true, y_pred)` over the samples seen (Keras's wrapper).
+
+    `fn` is a pure jnp function of arrays here (the built-in metrics); a user
+    function of Tensors is run eagerly and its values averaged.
+    """
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        self._fn = fn
+        self._fn_kwargs = tuple(sorted(kwargs.items()))
+        super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
+
+    def _static(self):
+        return (self._fn, self._fn_kwargs)
+
+    @staticmethod
+    def _update(static, state, y_true, y_pred, sample_weight):
+        fn, kwargs = static
+        values = fn(y_true, y_pred, **dict(kwargs))
+        return Mean._update((), state, values, None, sample_weight)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if getattr(self._fn, "_jnp_metric", False):
+            Metric.update_state(self, y_true, y_pred, sample_weight)
+            return
+        with context.paused_tapes():  # a user function of Tensors: run it eagerly
+            values = self._fn(y_true, y_pred, **dict(self._fn_kwargs))
+        self._apply(Mean._update, (), values, None, sample_weight)
+
+    def get_config(self):
+        return {**super().get_config(), **dict(self._fn_kwargs)}
+
+
+def _jnp_metric(fn):
+    fn._jnp_metric = True
+    return fn
+
+
+def _squeeze_labels(y_true, y_pred):
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1:] == (1,):
+        y_true = y_true[..., 0]
+    return y_true
+
+
+@_jnp_metric
+def _accuracy(y_true, y_pred):
+    if y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1:] == (1,):
+        y_true = y_true[..., 0]
+    return (y_true.astype(y_pred.dtype) == y_pred).astype(jnp.float32)
+
+
+@_jnp_metric
+def _categorical_accuracy(y_true, y_pred):
+    return (jnp.argmax(y_true, -1) == jnp.argmax(y_pred, -1)).astype(jnp.float32)
+
+
+@_jnp_metric
+def _sparse_categorical_accuracy(y_true, y_pred):
+    labels = _squeeze_labels(y_true, y_pred)
+    pred = jnp.argmax(y_pred, -1).astype(labels.dtype)
+    return (labels == pred).astype(jnp.float32)
+
+
+@_jnp_metric
+def _binary_accuracy(y_true, y_pred, threshold=0.5):
+    pred = (y_pred > threshold).astype(y_true.dtype)
+    if y_true.ndim == y_pred.ndim - 1:
+        y_true = y_true[..., None]
+    return jnp.mean((y_true == pred).astype(jnp.float32), axis=-1)
+
+
+@_jnp_metric
+def _mse(y_true, y_pred):
+    if y_true.ndim == y_pred.ndim - 1:
+        y_true = y_true[..., None]
+    d = y_pred.astype(jnp.float32) - y_true.astype(jnp.float32)
+    return jnp.mean(d * d, axis=-1)
+
+
+@_jnp_metric
+def _mae(y_true, y_pred):
+    if y_true.ndim == y_pred.ndim - 1:
+        y_true = y_true[..., None]
+    d = y_pred.astype(jnp.float32) - y_true.astype(jnp.float32)
+    return jnp.mean(jnp.abs(d), axis=-1)
+
+
+def _wrapper(class_name, fn, default_name, **defaults):
+    def __init__(self, name=default_name, dtype=None, **kwargs):
+        values = {**defaults, **kwargs}
+        MeanMetricWrapper.__init__(self, fn, name=name, dtype=dtype, **values)
+
+    return type(
+        class_name,
+        (MeanMetricWrapper,),
+        {"__init__": __init__, "__doc__": f"Keras's `{class_name}` metric."},
+    )
+
+
+Accuracy = _wrapper("Accuracy", _accuracy, "accuracy")
+CategoricalAccuracy = _wrapper(
+    "CategoricalAccuracy", _categorical_accuracy, "categorical_accuracy"
+)
+SparseCategoricalAccuracy = _wrapper(
+    "SparseCategoricalAccuracy",
+    _sparse_categorical_accuracy,
+    "sparse_categorical_accuracy",
+)
+BinaryAccuracy = _wrapper(
+    "BinaryAccuracy", _binary_accuracy, "binary_accuracy", threshold=0.5
+)
+MeanSquaredError = _wrapper("MeanSquaredError", _mse, "mean_squared_error")
+MeanAbsoluteError = _wrapper("MeanAbsoluteError", _mae, "mean_absolute_error")
+
+
+# -- confusion-matrix metrics ---------------------------------------------------------
+def _confusion(thresholds, y_true, y_pred, sample_weight, class_id, top_k):
+    """Weighted tp, fp, tn, fn per threshold (`pred > threshold` is positive)."""
+    y_pred = y_pred.astype(jnp.float32)
+    y_true = y_true.astype(jnp.float32)
+    if y_true.ndim == y_pred.ndim - 1:
+        y_true = y_true[..., None]
+    if top_k is not None:
+        kth = jnp.sort(y_pred, axis=-1)[..., -top_k][..., None]
+        y_pred = jnp.where(y_pred >= kth, y_pred, -jnp.inf)
+    if class_id is not None:
+        y_true, y_pred = y_true[..., class_id], y_pred[..., class_id]
+    w = _weights_like(y_pred, sample_weight).reshape(-1)
+    pred = y_pred.reshape(-1)[None, :] > jnp.asarray(thresholds)[:, None]
+    true = y_true.reshape(-1)[None, :] > 0.5
+    tp = jnp.sum(jnp.where(pred & true, w, 0.0), axis=1)
+    fp = jnp.sum(jnp.where(pred & ~true, w, 0.0), axis=1)
+    fn = jnp.sum(jnp.where(~pred & true, w, 0.0), axis=1)
+    tn = jnp.sum(jnp.where(~pred & ~true, w, 0.0), axis=1)
+    return tp, fp, tn, fn
+
+
+class _ThresholdMetric(Metric):
+    def __init__(
+        self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None
+    ):
+        if thresholds is None:
+            thresholds = [0.5]
+        elif np.ndim(thresholds) == 0:
+            thresholds = [float(thresholds)]
+        for t in thresholds:
+            if not 0 <= t <= 1:
+                raise ValueError(
+                    f"Threshold values must be in [0, 1]. Received: {thresholds}"
+                )
+        self._single = len(thresholds) == 1
+        self.thresholds = tuple(float(t) for t in thresholds)
+        self.top_k, self.class_id = top_k, class_id
+        super().__init__(name=name, dtype=dtype)
+
+    def _init_state(self):
+        z = np.zeros(len(self.thresholds), np.float32)
+        return [("true_positives", z), self._second_state()]
+
+    def _static(self):
+        return (self.thresholds, self.class_id, self.top_k, self._single)
+
+    @staticmethod
+    def _finish(single, value):
+        return value[0] if single else value
+
+
+class Precision(_ThresholdMetric):
+    """`tp / (tp + fp)` at each threshold (0.5 by default)."""
+
+    def _second_state(self):
+        return ("false_positives", np.zeros(len(self.thresholds), np.float32))
+
+    @staticmethod
+    def _update(static, state, y_true, y_pred, sample_weight):
+        thresholds, class_id, top_k, _ = static
+        tp, fp, _, _ = _confusion(
+            thresholds, y_true, y_pred, sample_weight, class_id, top_k
+        )
+        return state[0] + tp, state[1] + fp
+
+    @staticmethod
+    def _result(static, state):
+        return _ThresholdMetric._finish(
+            static[3], _safe_div(state[0], state[0] + state[1])
+        )
+
+
+class Recall(_ThresholdMetric):
+    """`tp / (tp + fn)` at each threshold (0.5 by default)."""
+
+    def _second_state(self):
+        return ("false_negatives", np.zeros(len(self.thresholds), np.float32))
+
+    @staticmethod
+    def _update(static, state, y_true, y_pred, sample_weight):
+        thresholds, class_id, top_k, _ = static
+        tp, _, _, fn = _confusion(
+            thresholds, y_true, y_pred, sample_weight, class_id, top_k
+        )
+        return state[0] + tp, state[1] + fn
+
+    @staticmethod
+    def _result(static, state):
+        return _ThresholdMetric._finish(
+            static[3], _safe_div(state[0], state[0] + state[1])
+        )
+
+
+class AUC(Metric):
+    """Area under the ROC or PR curve from `num_thresholds` confusion matrices.
+
+    Keras's defaults: 200 thresholds, ROC, trapezoidal ('interpolation').
+    """
+
+    def __init__(
+        self,
+        num_thresholds=200,
+        curve="ROC",
+        summation_method="interpolation",
+        name=None,
+        dtype=None,
+        thresholds=None,
+        multi_label=False,
+        num_labels=None,
+        label_weights=None,
+        from_logits=False,
+    ):
+        if curve not in ("ROC", "PR"):
+            raise ValueError(f'AUC: curve must be "ROC" or "PR"; got {curve!r}.')
+        if summation_method not in ("interpolation", "minoring", "majoring"):
+            raise ValueError(
+                "AUC: summation_method must be 'interpolation', 'minoring' or "
+                f"'majoring'; got {summation_method!r}."
+            )
+        if thresholds is not None:
+            inner = sorted(float(t) for t in thresholds)
+            num_thresholds = len(inner) + 2
+        else:
+            if num_thresholds <= 1:
+                raise ValueError("AUC: num_thresholds must be > 1.")
+            n = num_thresholds
+            inner = [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)]
+        eps = 1e-7
+        self.thresholds = tuple([0.0 - eps] + inner + [1.0 + eps])
+        self.num_thresholds = num_thresholds
+        self.curve, self.summation_method = curve, summation_method
+        self.from_logits = from_logits
+        super().__init__(name=name, dtype=dtype)
+
+    def _init_state(self):
+        z = np.zeros(len(self.thresholds), np.float32)
+        return [
+            ("true_positives", z),
+            ("false_positives", z),
+            ("true_negatives", z),
+            ("false_negatives", z),
+        ]
+
+    def _static(self):
+        return (self.thresholds, self.curve, self.summation_method, self.from_logits)
+
+    @staticmethod
+    def _update(static, state, y_true, y_pred, sample_weight):
+        thresholds, _, _, from_logits = static
+        if from_logits:
+            y_pred = jax.nn.sigmoid(y_pred)
+        new = _confusion(thresholds, y_true, y_pred, sample_weight, None, None)
+        return tuple(s + n for s, n in zip(state, new))
+
+    @staticmethod
+    def _result(static, state):
+        _, curve, method, _ = static
+        tp, fp, tn, fn = state
+        if curve == "PR" and method == "interpolation":
+            return _pr_auc_interpolated(tp, fp, fn)
+        recall = _safe_div(tp, tp + fn)
+        if curve == "ROC":
+            x, y = _safe_div(fp, fp + tn), recall
+        else:
+            x, y = recall, _safe_div(tp, tp + fp)
+        if method == "interpolation":
+            heights = (y[:-1] + y[1:]) / 2.0
+        elif method == "minoring":
+            heights = jnp.minimum(y[:-1], y[1:])
+        else:
+            heights = jnp.maximum(y[:-1], y[1:])
+        return jnp.sum((x[:-1] - x[1:]) * heights)
+
+
+def _pr_auc_interpolated(tp, fp, fn):
+    # Davis & Goadrich (2006), as Keras's `interpolate_pr_auc`.
+    dtp = tp[:-1] - tp[1:]
+    p = tp + fp
+    dp = p[:-1] - p[1:]
+    prec_slope = _safe_div(dtp, jnp.maximum(dp, 0))
+    intercept = tp[1:] - prec_slope * p[1:]
+    safe_p_ratio = jnp.where(
+        (p[:-1] > 0) & (p[1:] > 0), _safe_div(p[:-1], jnp.maximum(p[1:], 0)), 1.0
+    )
+    pr_auc = _safe_div(
+        prec_slope * (dtp + intercept * jnp.log(safe_p_ratio)),
+        jnp.maximum(tp[1:] + fn[1:], 0),
+    )
+    return jnp.sum(pr_auc)
+
+
+_BY_NAME = {
+    "accuracy": Accuracy,
+    "acc": Accuracy,
+    "categorical_accuracy": CategoricalAccuracy,
+    "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+    "binary_accuracy": BinaryAccuracy,
+    "mse": MeanSquaredError,
+    "mean_squared_error": MeanSquaredError,
+    "mae": MeanAbsoluteError,
+    "mean_absolute_error": MeanAbsoluteError,
+    "precision": Precision,
+    "recall": Recall,
+    "auc": AUC,
+}
+
+
+def get(identifier):
+    """A metric from a name (`'accuracy'`), a class, an instance or a function."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier) or _BY_NAME.get(identifier.lower())
+        if cls is None:
+            fn = _losses.get(identifier)
+            return MeanMetricWrapper(fn, name=identifier)
+        return cls()
+    if callable(identifier):
+        return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
+    raise ValueError(f"Could not interpret metric identifier: {identifier!r}.")
