@@ -168,6 +168,7 @@ from jaxtape._src.compat.v1 import (  # noqa: F401
 )
 
 from jaxtape import (  # noqa: F401,E402
+    keras as keras,
     autodiff as autodiff,
     debug as debug,
     debugging as debugging,

@@ -19,7 +19,7 @@ def floatx() -> str:
 
 
 def set_floatx(value: str) -> None:
-    """Sets the default float dtype (`'float16'`, `'bfloat16'`, `'float32'`, `'float64'`)."""
+    """Sets the default float dtype (float16, bfloat16, float32 or float64)."""
     name = np.dtype(value).name if value != "bfloat16" else "bfloat16"
     if name not in ("float16", "bfloat16", "float32", "float64"):
         raise ValueError(

@@ -1,0 +1,508 @@
+"""`keras.layers.Layer`: lazy build, weight tracking, autocast, name scopes. Layer L5.
+
+A layer is a `Module` whose variables are tracked in creation order (Keras's
+order, not tf.Module's sorted one). The first call builds it inside its name
+scope, so weights get TF's scoped names (`my_model/dense/kernel:0`). Float
+inputs are cast to the layer's dtype (floatx, float32 by default), as Keras
+autocasts. Calling a layer on a symbolic `KerasTensor` (from `keras.Input`)
+records a node of a functional model instead of computing.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtape._src.core import config, context, dtypes
+from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.tensor import Tensor, TensorShape
+from jaxtape._src.initializers import initializers
+from jaxtape._src.keras import regularizers
+from jaxtape._src.state.module import Module, _camel_to_snake, name_scope
+from jaxtape._src.state.variable import Variable
+
+_uids: collections.defaultdict = collections.defaultdict(int)
+
+
+def unique_name(base: str) -> str:
+    """Keras's layer naming: `dense`, then `dense_1`, `dense_2`, ..."""
+    n = _uids[base]
+    _uids[base] += 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def reset_uids() -> None:
+    _uids.clear()
+
+
+class _CallContext(threading.local):
+    def __init__(self):
+        self.training = []  # the `training` value of the enclosing calls
+
+
+_call_ctx = _CallContext()
+
+
+class InputSpec:
+    """What a layer accepts: `ndim`, `min_ndim`, `axes` ({axis: size})."""
+
+    def __init__(self, ndim=None, min_ndim=None, max_ndim=None, axes=None, dtype=None):
+        self.ndim, self.min_ndim, self.max_ndim = ndim, min_ndim, max_ndim
+        self.axes = dict(axes or {})
+        self.dtype = dtype
+
+
+def _check_input(layer, spec: InputSpec, shape: tuple) -> None:
+    rank = len(shape)
+    where = f'Input 0 of layer "{layer.name}" is incompatible with the layer'
+    if spec.ndim is not None and rank != spec.ndim:
+        raise ValueError(
+            f"{where}: expected ndim={spec.ndim}, found ndim={rank}. Full shape "
+            f"received: {shape}"
+        )
+    if spec.min_ndim is not None and rank < spec.min_ndim:
+        raise ValueError(
+            f"{where}: expected min_ndim={spec.min_ndim}, found ndim={rank}. Full "
+            f"shape received: {shape}"
+        )
+    for axis, size in spec.axes.items():
+        if size is not None and shape[axis] not in (size, None):
+            raise ValueError(
+                f"{where}: expected axis {axis} of input shape to have value {size}, "
+                f"but received input with shape {shape}"
+            )
+
+
+class Node:
+    """One layer call of a functional model: inputs and outputs are KerasTensors."""
+
+    def __init__(self, layer, inputs, args, kwargs):
+        self.layer, self.inputs, self.args, self.kwargs = layer, inputs, args, kwargs
+        self.outputs = None
+
+    def dependencies(self) -> list:
+        return [
+            t
+            for t in _flat((self.inputs, self.args, self.kwargs))
+            if isinstance(t, KerasTensor)
+        ]
+
+
+class KerasTensor:
+    """A symbolic tensor of the functional API: a shape, a dtype and its producer."""
+
+    def __init__(self, shape, dtype="float32", producer=None, name=None):
+        self.shape = TensorShape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self._producer = producer  # the Node that computes it; None for an Input
+        self.name = name
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self):
+        return (
+            f"<KerasTensor shape={tuple(self.shape)}, dtype={self.dtype.name}, "
+            f"name={self.name}>"
+        )
+
+    def __hash__(self):
+        return id(self)
+
+
+def _flat(structure):
+    return jax.tree_util.tree_leaves(
+        structure, is_leaf=lambda x: isinstance(x, (KerasTensor, Tensor, Variable))
+    )
+
+
+def _map(fn, structure):
+    return jax.tree_util.tree_map(
+        fn, structure, is_leaf=lambda x: isinstance(x, (KerasTensor, Tensor, Variable))
+    )
+
+
+def _shape_of(x):
+    if isinstance(x, (KerasTensor, Tensor, Variable)):
+        return tuple(x.shape)
+    return tuple(np.shape(x))
+
+
+class Layer(Module):
+    """Keras's base layer (`keras.layers.Layer`).
+
+    Subclasses create weights in `build(input_shape)` with `add_weight` and
+    compute in `call(inputs, training=None)`.
+    """
+
+    def __init__(self, trainable=True, name=None, dtype=None, autocast=True, **kwargs):
+        self.__dict__.setdefault("_tracked", {})  # attribute -> value, in order
+        input_shape = kwargs.pop("input_shape", None)
+        input_dim = kwargs.pop("input_dim", None)
+        batch_input_shape = kwargs.pop("batch_input_shape", None)
+        kwargs.pop("input_length", None)
+        if kwargs:
+            raise TypeError(
+                f"{type(self).__name__}: unrecognized keyword arguments "
+                f"{sorted(kwargs)}."
+            )
+        if name is None:
+            name = unique_name(_camel_to_snake(type(self).__name__))
+        super().__init__(name=name)
+        self._trainable = bool(trainable)
+        self.built = False
+        dt = dtype.name if isinstance(dtype, dtypes.DType) else dtype
+        self._dtype = np.dtype(dtypes.np_dtype(dt or config.floatx()))
+        self._autocast = autocast
+        self._losses: list = []
+        self._regularized: list = []
+        self.input_spec = None
+        self.supports_masking = False
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is not None:
+            self._batch_input_shape = tuple(batch_input_shape)
+        elif input_shape is not None:
+            self._batch_input_shape = (None, *tuple(input_shape))
+        else:
+            self._batch_input_shape = None
+        params = inspect.signature(self.call).parameters
+        self._call_takes_training = "training" in params
+        self._last_output_shape = None
+
+    # -- tracking ----------------------------------------------------------------
+    def __setattr__(self, key, value):
+        tracked = self.__dict__.setdefault("_tracked", {})
+        if isinstance(value, (Variable, Layer, list, tuple, dict)):
+            tracked[key] = value  # lists are walked when weights are asked for
+        else:
+            tracked.pop(key, None)
+        object.__setattr__(self, key, value)
+
+    def _own_and_sublayers(self):
+        own, subs, seen = [], [], {id(self)}
+
+        def visit(v):
+            if isinstance(v, Variable):
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    own.append(v)
+            elif isinstance(v, Layer):
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    subs.append(v)
+            elif isinstance(v, Module):
+                pass
+            elif isinstance(v, dict):
+                for item in v.values():
+                    visit(item)
+            elif isinstance(v, (list, tuple)):
+                for item in v:
+                    visit(item)
+
+        for value in self._tracked.values():
+            visit(value)
+        return own, subs
+
+    @property
+    def layers(self) -> list:
+        """The direct sublayers, in the order they were assigned."""
+        return self._own_and_sublayers()[1]
+
+    def _flatten_layers(self, include_self=True):
+        out = [self] if include_self else []
+        for sub in self.layers:
+            out.extend(sub._flatten_layers(True))
+        return out
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        for layer in self._flatten_layers():
+            layer._trainable = bool(value)
+
+    @property
+    def trainable_weights(self) -> list:
+        if not self._trainable:
+            return []
+        own, subs = self._own_and_sublayers()
+        out = [v for v in own if v.trainable]
+        for sub in subs:
+            out.extend(sub.trainable_weights)
+        return _dedup(out)
+
+    @property
+    def non_trainable_weights(self) -> list:
+        own, subs = self._own_and_sublayers()
+        if not self._trainable:
+            out = list(own)
+            for sub in subs:
+                out.extend(sub.weights)
+            return _dedup(out)
+        out = [v for v in own if not v.trainable]
+        for sub in subs:
+            out.extend(sub.non_trainable_weights)
+        return _dedup(out)
+
+    @property
+    def weights(self) -> list:
+        return _dedup(self.trainable_weights + self.non_trainable_weights)
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
+    @property
+    def submodules(self) -> tuple:
+        return tuple(self._flatten_layers(include_self=False))
+
+    def get_weights(self) -> list:
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights) -> None:
+        own = self.weights
+        if len(weights) != len(own):
+            raise ValueError(
+                f"Layer {self.name!r} expects {len(own)} weights, but the given list "
+                f"has {len(weights)}."
+            )
+        for v, w in zip(own, weights):
+            w = np.asarray(w)
+            if tuple(w.shape) != tuple(v.shape):
+                raise ValueError(
+                    f"Layer {self.name!r}: weight {v.name!r} has shape "
+                    f"{tuple(v.shape)}, but the given array has shape {w.shape}."
+                )
+            v.assign(w.astype(v.dtype.as_numpy_dtype))
+
+    def count_params(self) -> int:
+        if not self.built:
+            raise ValueError(
+                f"You tried to call `count_params` on layer {self.name!r}, but the "
+                "layer isn't built. Call the layer on an input (or call "
+                "`build(input_shape)`) first."
+            )
+        return int(sum(np.prod(v.shape, dtype=np.int64) for v in self.weights))
+
+    @property
+    def dtype(self) -> str:
+        return self._dtype.name
+
+    @property
+    def compute_dtype(self) -> str:
+        return self._dtype.name
+
+    variable_dtype = compute_dtype
+
+    # -- weights -----------------------------------------------------------------
+    def add_weight(
+        self,
+        name=None,
+        shape=None,
+        dtype=None,
+        initializer=None,
+        regularizer=None,
+        trainable=True,
+        constraint=None,
+        **kwargs,
+    ) -> Variable:
+        """Creates a weight of this layer (Keras's `add_weight`)."""
+        shape = () if shape is None else tuple(int(d) for d in shape)
+        np_dt = np.dtype(dtypes.np_dtype(dtype or self._dtype.name))
+        if initializer is None:
+            initializer = "glorot_uniform" if np_dt.kind == "f" else "zeros"
+        init = initializers.get(initializer)
+        with context.paused_tapes(), self._scope_for_weights():
+            value = init(shape, dtype=np_dt)
+            var = Variable(
+                value,
+                trainable=trainable,
+                name=name or "Variable",
+                dtype=np_dt,
+                constraint=constraint,
+            )
+        self._tracked[f"_weight_{len(self._tracked)}_{var.name}"] = var
+        reg = regularizers.get(regularizer)
+        if reg is not None:
+            self._regularized.append((var, reg))
+        return var
+
+    def _scope_for_weights(self):
+        scope = context.current_name_scope()
+        if scope.endswith(self.name + "/"):
+            return _null_scope()
+        return name_scope(self.name)
+
+    # -- losses ------------------------------------------------------------------
+    def add_loss(self, loss) -> None:
+        """Adds a loss term (a Tensor, or a zero-argument callable)."""
+        self._losses.append(loss)
+
+    @property
+    def losses(self) -> list:
+        out = []
+        for layer in self._flatten_layers():
+            for term in layer._losses:
+                out.append(term() if callable(term) else term)
+            for var, reg in layer._regularized:
+                out.append(reg(var))
+        return out
+
+    # -- building and calling ------------------------------------------------------
+    def build(self, input_shape) -> None:
+        """Creates the weights; the default creates none."""
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        return inputs
+
+    def _maybe_build(self, inputs) -> None:
+        if self.built:
+            return
+        shapes = _map(_shape_of, inputs)
+        if isinstance(inputs, (list, tuple)) and not isinstance(shapes, tuple):
+            shapes = list(shapes)
+        with context.paused_tapes(), name_scope(self.name):
+            self.build(
+                shapes
+                if not isinstance(inputs, (Tensor, KerasTensor))
+                else TensorShape(shapes)
+            )
+        self.built = True
+
+    def _autocast_inputs(self, inputs):
+        target = self._dtype
+
+        def cast(x):
+            if isinstance(x, Variable):
+                x = x.read_value()
+            if type(x) is not Tensor:
+                x = Tensor(jnp.asarray(to_value(x)))
+            if (
+                self._autocast
+                and x._value.dtype != target
+                and (x._value.dtype.kind == "f" or x._value.dtype.name == "bfloat16")
+            ):
+                from jaxtape._src.ops.math_ops import cast as cast_op
+
+                x = cast_op(x, target)
+            return x
+
+        return _map(cast, inputs)
+
+    def __call__(self, inputs, *args, **kwargs):
+        if any(isinstance(x, KerasTensor) for x in _flat((inputs, args, kwargs))):
+            return self._symbolic_call(inputs, *args, **kwargs)
+        inputs = self._autocast_inputs(inputs)
+        if not self.built:
+            self._maybe_build(inputs)
+        elif self.input_spec is not None and isinstance(inputs, Tensor):
+            _check_input(self, self.input_spec, tuple(inputs.shape))
+        training = kwargs.get("training")
+        if self._call_takes_training:
+            if training is None and _call_ctx.training:
+                training = _call_ctx.training[-1]
+            kwargs["training"] = training
+        else:
+            kwargs.pop("training", None)
+        outer = not _call_ctx.training
+        if outer:
+            for layer in self._flatten_layers():
+                layer._losses = [t for t in layer._losses if callable(t)]
+        _call_ctx.training.append(training)
+        try:
+            with name_scope(self.name):
+                outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            _call_ctx.training.pop()
+        self._last_output_shape = _map(_shape_of, outputs)
+        return outputs
+
+    def _symbolic_call(self, inputs, *args, **kwargs):
+        """Functional API: infer the output shape and record the call as a node."""
+        first = _flat(inputs)[0]
+        if not self.built:
+            shapes = _map(
+                lambda t: (
+                    tuple(t.shape) if isinstance(t, KerasTensor) else _shape_of(t)
+                ),
+                inputs,
+            )
+            with context.paused_tapes(), name_scope(self.name):
+                self.build(
+                    TensorShape(shapes) if isinstance(inputs, KerasTensor) else shapes
+                )
+            self.built = True
+
+        def concrete(t):
+            if not isinstance(t, KerasTensor):
+                return t
+            shape = tuple(1 if d is None else d for d in t.shape)
+            return Tensor(jnp.zeros(shape, t.dtype.as_numpy_dtype))
+
+        with context.paused_tapes():
+            call_kwargs = dict(kwargs)
+            if self._call_takes_training:
+                call_kwargs["training"] = False
+            out = self.call(
+                self._autocast_inputs(_map(concrete, inputs)),
+                *_map(concrete, args),
+                **call_kwargs,
+            )
+        batch_unknown = first.shape and first.shape[0] is None
+
+        def symbolic(t):
+            shape = list(t.shape)
+            if batch_unknown and shape:
+                shape[0] = None
+            return KerasTensor(
+                shape, t.dtype, (self, inputs, args, kwargs), name=self.name
+            )
+
+        outputs = _map(symbolic, out)
+        self._last_output_shape = _map(lambda t: tuple(t.shape), outputs)
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        kt = KerasTensor(input_shape)
+        return tuple(self._symbolic_call(kt).shape)
+
+    # -- config ------------------------------------------------------------------
+    def get_config(self) -> dict:
+        cfg = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._batch_input_shape is not None:
+            cfg["batch_input_shape"] = list(self._batch_input_shape)
+        return cfg
+
+    @classmethod
+    def from_config(cls, cfg: dict):
+        return cls(**cfg)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+class _null_scope:  # noqa: N801
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _dedup(variables):
+    seen, out = set(), []
+    for v in variables:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+    return out

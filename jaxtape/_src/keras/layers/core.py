@@ -1,0 +1,700 @@
+"""Keras's core layers: Input, Dense, Activation, Flatten, Reshape, Dropout,
+Embedding, normalization, merging and pooling. Layer L5.
+
+Dense and Conv run `activation(x @ kernel + bias)` as ONE recorded op when the
+activation is a built-in: fewer nodes on the tape, one fused XLA computation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxtape._src.core import config, dtypes
+from jaxtape._src.core.dispatch import op
+from jaxtape._src.initializers import initializers
+from jaxtape._src.keras import activations, regularizers
+from jaxtape._src.keras.layers.base import InputSpec, KerasTensor, Layer, unique_name
+from jaxtape._src.ops import array_ops, math_ops, nn_ops
+from jaxtape._src.state.random_ops import next_key
+
+
+# -- Input ---------------------------------------------------------------------------
+class InputLayer(Layer):
+    """The entry of a functional model; `keras.Input` returns its KerasTensor."""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, name=None, **kwargs):
+        if shape is None:
+            shape = kwargs.pop("input_shape", None)
+        if shape is None and "batch_input_shape" in kwargs:
+            bis = kwargs.pop("batch_input_shape")
+            batch_size, shape = bis[0], bis[1:]
+        if shape is None:
+            raise ValueError("InputLayer needs a `shape` (without the batch axis).")
+        super().__init__(name=name or unique_name("input_layer"), dtype=dtype)
+        self._batch_input_shape = (batch_size, *tuple(shape))
+        self.output = KerasTensor(
+            self._batch_input_shape, self._dtype.name, None, name=self.name
+        )
+        self.built = True
+
+    def get_config(self):
+        return {
+            "batch_shape": list(self._batch_input_shape),
+            "dtype": self.dtype,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_config(cls, cfg):
+        cfg = dict(cfg)
+        batch_shape = cfg.pop("batch_shape", None) or cfg.pop("batch_input_shape")
+        return cls(shape=batch_shape[1:], batch_size=batch_shape[0], **cfg)
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa: N802
+    """A symbolic input of a functional model (`keras.Input`)."""
+    if shape is None and "batch_shape" in kwargs:
+        batch = kwargs.pop("batch_shape")
+        batch_size, shape = batch[0], batch[1:]
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
+    out = layer.output
+    out._input_layer = layer
+    return out
+
+
+# -- Dense -----------------------------------------------------------------------------
+@op("Dense", inputs=("x", "kernel", "bias"))
+def _dense(x, kernel, bias, act):
+    y = jnp.matmul(x, kernel)
+    if bias is not None:
+        y = y + bias
+    return y if act is None else act(y)
+
+
+@op("DenseNoBias", inputs=("x", "kernel"))
+def _dense_no_bias(x, kernel, act):
+    y = jnp.matmul(x, kernel)
+    return y if act is None else act(y)
+
+
+class Dense(Layer):
+    """`activation(inputs @ kernel + bias)` (Keras's `Dense`)."""
+
+    def __init__(
+        self,
+        units,
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(units, (int, np.integer)) or units <= 0:
+            raise ValueError(f"Dense: units must be a positive integer; got {units!r}.")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint, self.bias_constraint = (
+            kernel_constraint,
+            bias_constraint,
+        )
+        self.input_spec = InputSpec(min_ndim=2)
+
+    def build(self, input_shape):
+        in_dim = input_shape[-1]
+        if in_dim is None:
+            raise ValueError(
+                f"Dense layer {self.name!r}: the last dimension of the inputs must be "
+                f"known; got input shape {tuple(input_shape)}."
+            )
+        self.kernel = self.add_weight(
+            "kernel",
+            (in_dim, self.units),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+        self.bias = (
+            self.add_weight(
+                "bias",
+                (self.units,),
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+            if self.use_bias
+            else None
+        )
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
+        self.built = True
+
+    def call(self, inputs):
+        body = activations.fusable_body(self.activation)
+        if body is not None or self.activation is activations.linear:
+            if self.bias is not None:
+                return _dense(inputs, self.kernel, self.bias, body)
+            return _dense_no_bias(inputs, self.kernel, body)
+        y = math_ops.matmul(inputs, self.kernel)
+        if self.bias is not None:
+            y = math_ops.add(y, self.bias)
+        return self.activation(y)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "activation": activations.serialize(self.activation),
+            "use_bias": self.use_bias,
+            "kernel_initializer": initializers.serialize(self.kernel_initializer),
+            "bias_initializer": initializers.serialize(self.bias_initializer),
+        }
+
+    @classmethod
+    def from_config(cls, cfg):
+        return cls(**cfg)
+
+
+class Activation(Layer):
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "activation": activations.serialize(self.activation),
+        }
+
+
+class ReLU(Layer):
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.max_value, self.negative_slope = max_value, negative_slope
+        self.threshold = threshold
+
+    def call(self, inputs):
+        return activations.relu(
+            inputs, self.negative_slope, self.max_value, self.threshold
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "max_value": self.max_value,
+            "negative_slope": self.negative_slope,
+            "threshold": self.threshold,
+        }
+
+
+class Softmax(Layer):
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs, mask=None):
+        return activations.softmax(inputs, self.axis)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+class Flatten(Layer):
+    """Flattens all axes but the batch axis."""
+
+    def call(self, inputs):
+        n = inputs.shape[0]
+        rest = math.prod(inputs.shape[1:])
+        return array_ops.reshape(inputs, (n, rest))
+
+
+class Reshape(Layer):
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(target_shape)
+
+    def call(self, inputs):
+        return array_ops.reshape(inputs, (inputs.shape[0], *self.target_shape))
+
+    def get_config(self):
+        return {**super().get_config(), "target_shape": list(self.target_shape)}
+
+
+@op("Dropout", inputs=("x", "key"))
+def _dropout(x, key, rate, noise_shape):
+    keep = jax.random.bernoulli(
+        jax.random.wrap_key_data(key), 1.0 - rate, noise_shape or x.shape
+    )
+    return jnp.where(keep, x / (1.0 - rate), 0).astype(x.dtype)
+
+
+class Dropout(Layer):
+    """Zeroes a `rate` fraction of inputs in training (fresh randomness each call)."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= rate <= 1:
+            raise ValueError(f"Dropout: rate must be in [0, 1]; got {rate}.")
+        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        key = jax.random.key_data(next_key(self.seed))
+        shape = None
+        if self.noise_shape is not None:
+            shape = tuple(
+                d if d is not None else inputs.shape[i]
+                for i, d in enumerate(self.noise_shape)
+            )
+        return _dropout(inputs, key, self.rate, shape)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "rate": self.rate,
+            "noise_shape": self.noise_shape,
+            "seed": self.seed,
+        }
+
+
+class Embedding(Layer):
+    """Maps integer indices to rows of an `(input_dim, output_dim)` matrix."""
+
+    def __init__(
+        self,
+        input_dim,
+        output_dim,
+        embeddings_initializer="uniform",
+        embeddings_regularizer=None,
+        **kwargs,
+    ):
+        kwargs.pop("mask_zero", None)
+        super().__init__(**kwargs)
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        init = "random_uniform" if embeddings_initializer == "uniform" else None
+        self.embeddings_initializer = initializers.get(init or embeddings_initializer)
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+
+    def build(self, input_shape):
+        self.embeddings = self.add_weight(
+            "embeddings",
+            (self.input_dim, self.output_dim),
+            initializer=self.embeddings_initializer,
+            regularizer=self.embeddings_regularizer,
+        )
+        self.built = True
+
+    def call(self, inputs):
+        if inputs.dtype.is_floating:
+            inputs = math_ops.cast(inputs, dtypes.int32)
+        return array_ops.gather(self.embeddings, inputs)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "input_dim": self.input_dim,
+            "output_dim": self.output_dim,
+        }
+
+
+# -- normalization -------------------------------------------------------------------
+@op("BatchNormTrain", inputs=("x", "gamma", "beta"))
+def _bn_train(x, gamma, beta, axes, epsilon):
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    y = (x - mean) * lax.rsqrt(var + epsilon)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y.astype(x.dtype), jnp.squeeze(mean, axes), jnp.squeeze(var, axes)
+
+
+@op("BatchNormInfer", inputs=("x", "mean", "var", "gamma", "beta"))
+def _bn_infer(x, mean, var, gamma, beta, epsilon):
+    y = (x - mean) * lax.rsqrt(var + epsilon)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y.astype(x.dtype)
+
+
+class BatchNormalization(Layer):
+    """Batch normalization with moving statistics (Keras's defaults:
+    momentum 0.99, epsilon 1e-3). Training uses the batch statistics and
+    updates the moving ones; inference uses the moving ones."""
+
+    def __init__(
+        self,
+        axis=-1,
+        momentum=0.99,
+        epsilon=1e-3,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        moving_mean_initializer="zeros",
+        moving_variance_initializer="ones",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
+        self.center, self.scale = center, scale
+        self._inits = (
+            beta_initializer,
+            gamma_initializer,
+            moving_mean_initializer,
+            moving_variance_initializer,
+        )
+
+    def build(self, input_shape):
+        dim = input_shape[self.axis]
+        beta_i, gamma_i, mean_i, var_i = self._inits
+        self.gamma = (
+            self.add_weight("gamma", (dim,), initializer=gamma_i)
+            if self.scale
+            else None
+        )
+        self.beta = (
+            self.add_weight("beta", (dim,), initializer=beta_i) if self.center else None
+        )
+        self.moving_mean = self.add_weight(
+            "moving_mean", (dim,), initializer=mean_i, trainable=False
+        )
+        self.moving_variance = self.add_weight(
+            "moving_variance", (dim,), initializer=var_i, trainable=False
+        )
+        self.built = True
+
+    def _broadcast(self, ndim):
+        axis = self.axis % ndim
+        return tuple(a for a in range(ndim) if a != axis), axis
+
+    def call(self, inputs, training=None):
+        axes, axis = self._broadcast(inputs.ndim)
+        shape = [1] * inputs.ndim
+        shape[axis] = inputs.shape[axis]
+
+        def bc(v):
+            return None if v is None else array_ops.reshape(v, shape)
+
+        if training and self.trainable:
+            y, mean, var = _bn_train(
+                inputs, bc(self.gamma), bc(self.beta), axes, self.epsilon
+            )
+            m = self.momentum
+            self.moving_mean.assign(
+                self.moving_mean._read_raw() * m + mean._value * (1 - m)
+            )
+            self.moving_variance.assign(
+                self.moving_variance._read_raw() * m + var._value * (1 - m)
+            )
+            return y
+        return _bn_infer(
+            inputs,
+            bc(self.moving_mean),
+            bc(self.moving_variance),
+            bc(self.gamma),
+            bc(self.beta),
+            self.epsilon,
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "axis": self.axis,
+            "momentum": self.momentum,
+            "epsilon": self.epsilon,
+            "center": self.center,
+            "scale": self.scale,
+        }
+
+
+@op("LayerNorm", inputs=("x", "gamma", "beta"))
+def _layer_norm(x, gamma, beta, axes, epsilon):
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    y = (x - mean) * lax.rsqrt(var + epsilon)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y.astype(x.dtype)
+
+
+class LayerNormalization(Layer):
+    """Normalizes each sample over `axis` (Keras's epsilon 1e-3)."""
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis if isinstance(axis, (list, tuple)) else (axis,)
+        self.epsilon, self.center, self.scale = float(epsilon), center, scale
+
+    def build(self, input_shape):
+        shape = tuple(input_shape[a] for a in self.axis)
+        self.gamma = (
+            self.add_weight("gamma", shape, initializer="ones") if self.scale else None
+        )
+        self.beta = (
+            self.add_weight("beta", shape, initializer="zeros") if self.center else None
+        )
+        self.built = True
+
+    def call(self, inputs):
+        ndim = inputs.ndim
+        axes = tuple(sorted(a % ndim for a in self.axis))
+        shape = [inputs.shape[a] if a in axes else 1 for a in range(ndim)]
+
+        def bc(v):
+            return None if v is None else array_ops.reshape(v, shape)
+
+        return _layer_norm(inputs, bc(self.gamma), bc(self.beta), axes, self.epsilon)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "axis": list(self.axis),
+            "epsilon": self.epsilon,
+            "center": self.center,
+            "scale": self.scale,
+        }
+
+
+# -- merging --------------------------------------------------------------------------
+class Add(Layer):
+    def call(self, inputs):
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = math_ops.add(out, x)
+        return out
+
+
+class Multiply(Layer):
+    def call(self, inputs):
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = math_ops.multiply(out, x)
+        return out
+
+
+class Concatenate(Layer):
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs):
+        return array_ops.concat(list(inputs), self.axis)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+# -- convolution and pooling ---------------------------------------------------------
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (list, tuple)) else (int(v),) * n
+
+
+@op("Conv", inputs=("x", "kernel", "bias"))
+def _conv_fused(x, kernel, bias, strides, padding, dilation, act):
+    nd = kernel.ndim - 2
+    spatial = "DHW"[-nd:]
+    dn = lax.conv_dimension_numbers(
+        x.shape,
+        kernel.shape,
+        ("N" + spatial + "C", spatial + "IO", "N" + spatial + "C"),
+    )
+    y = lax.conv_general_dilated(
+        x, kernel, strides, padding, rhs_dilation=dilation, dimension_numbers=dn
+    )
+    if bias is not None:
+        y = y + bias
+    return y if act is None else act(y)
+
+
+class _Conv(Layer):
+    _RANK = 2
+
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        strides=1,
+        padding="valid",
+        data_format=None,
+        dilation_rate=1,
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        n = self._RANK
+        self.filters = int(filters)
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.strides = _ntuple(strides, n)
+        self.dilation_rate = _ntuple(dilation_rate, n)
+        self.padding = padding.lower()
+        if self.padding not in ("valid", "same"):
+            raise ValueError(
+                f"{type(self).__name__}: padding must be 'valid' or 'same'; got "
+                f"{padding!r}."
+            )
+        self.data_format = data_format or config.image_data_format()
+        if self.data_format != "channels_last":
+            raise ValueError(
+                f"{type(self).__name__}: only data_format='channels_last' is supported."
+            )
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.input_spec = InputSpec(ndim=n + 2)
+
+    def build(self, input_shape):
+        channels = input_shape[-1]
+        self.kernel = self.add_weight(
+            "kernel",
+            (*self.kernel_size, channels, self.filters),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+        )
+        self.bias = (
+            self.add_weight(
+                "bias",
+                (self.filters,),
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+            )
+            if self.use_bias
+            else None
+        )
+        self.input_spec = InputSpec(ndim=self._RANK + 2, axes={-1: channels})
+        self.built = True
+
+    def call(self, inputs):
+        body = activations.fusable_body(self.activation)
+        fused = body is not None or self.activation is activations.linear
+        y = _conv_fused(
+            inputs,
+            self.kernel,
+            self.bias if fused else None,
+            self.strides,
+            self.padding.upper(),
+            self.dilation_rate,
+            body if fused else None,
+        )
+        if fused:
+            return y
+        if self.bias is not None:
+            y = math_ops.add(y, self.bias)
+        return self.activation(y)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "filters": self.filters,
+            "kernel_size": list(self.kernel_size),
+            "strides": list(self.strides),
+            "padding": self.padding,
+            "dilation_rate": list(self.dilation_rate),
+            "activation": activations.serialize(self.activation),
+            "use_bias": self.use_bias,
+        }
+
+
+class Conv2D(_Conv):
+    """2-D convolution over NHWC inputs (Keras's defaults: padding 'valid')."""
+
+    _RANK = 2
+
+
+class Conv1D(_Conv):
+    """1-D convolution over NWC inputs."""
+
+    _RANK = 1
+
+
+class _Pool(Layer):
+    _RANK = 2
+    _MAX = True
+
+    def __init__(
+        self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs
+    ):
+        super().__init__(**kwargs)
+        n = self._RANK
+        self.pool_size = _ntuple(pool_size, n)
+        self.strides = _ntuple(strides, n) if strides is not None else self.pool_size
+        self.padding = padding.lower()
+
+    def call(self, inputs):
+        fn = nn_ops.max_pool if self._MAX else nn_ops.avg_pool
+        return fn(inputs, self.pool_size, self.strides, self.padding.upper())
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "pool_size": list(self.pool_size),
+            "strides": list(self.strides),
+            "padding": self.padding,
+        }
+
+
+class MaxPooling2D(_Pool):
+    pass
+
+
+class AveragePooling2D(_Pool):
+    _MAX = False
+
+
+class MaxPooling1D(_Pool):
+    _RANK = 1
+
+
+class AveragePooling1D(_Pool):
+    _RANK = 1
+    _MAX = False
+
+
+class GlobalAveragePooling2D(Layer):
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        self.keepdims = keepdims
+
+    def call(self, inputs):
+        return math_ops.reduce_mean(inputs, axis=[1, 2], keepdims=self.keepdims)
+
+
+class GlobalMaxPooling2D(GlobalAveragePooling2D):
+    def call(self, inputs):
+        return math_ops.reduce_max(inputs, axis=[1, 2], keepdims=self.keepdims)
+
+
+class GlobalAveragePooling1D(GlobalAveragePooling2D):
+    def call(self, inputs):
+        return math_ops.reduce_mean(inputs, axis=1, keepdims=self.keepdims)

@@ -1,0 +1,223 @@
+"""`keras.Model` (subclassed and functional) and `keras.Sequential`. Layer L5."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxtape._src.keras.layers.base import KerasTensor, Layer, _flat, _map
+from jaxtape._src.keras.layers.core import InputLayer
+from jaxtape._src.keras.training import TrainingMixin
+
+
+class Model(TrainingMixin, Layer):
+    """A layer with training methods (`compile`, `fit`, ...).
+
+    Subclass it and define `call` (seed 002's `MyModel`), or build a
+    functional model with `Model(inputs, outputs)`.
+    """
+
+    def __init__(self, *args, **kwargs):
+        inputs = kwargs.pop("inputs", None)
+        outputs = kwargs.pop("outputs", None)
+        if len(args) >= 2:
+            inputs, outputs = args[0], args[1]
+        elif len(args) == 1:
+            inputs = args[0]
+        super().__init__(
+            **{
+                k: v
+                for k, v in kwargs.items()
+                if k in ("name", "trainable", "dtype", "autocast")
+            }
+        )
+        TrainingMixin._init_training(self)
+        self._graph = None
+        if inputs is not None or outputs is not None:
+            self._init_graph(inputs, outputs)
+
+    # -- functional models -----------------------------------------------------------
+    def _init_graph(self, inputs, outputs) -> None:
+        if inputs is None or outputs is None:
+            raise ValueError("A functional Model needs both `inputs` and `outputs`.")
+        flat_in = _flat(inputs)
+        for t in flat_in:
+            if not isinstance(t, KerasTensor) or t._producer is not None:
+                raise ValueError(
+                    "Model inputs must be the tensors returned by `keras.Input`; got "
+                    f"{t!r}."
+                )
+        order: list = []  # Nodes in topological order
+        seen: set = set()
+
+        def visit(t):
+            node = t._producer
+            if node is None or id(node) in seen:
+                return
+            seen.add(id(node))
+            for dep in node.dependencies():
+                visit(dep)
+            order.append(node)
+
+        for t in _flat(outputs):
+            visit(t)
+        self._graph = (inputs, outputs, order)
+        self._functional_layers = []
+        for node in order:
+            if all(
+                node.layer is not seen_layer for seen_layer in self._functional_layers
+            ):
+                self._functional_layers.append(node.layer)
+        self._tracked["_functional_layers"] = self._functional_layers
+        self._input_layers = [getattr(t, "_input_layer", None) for t in flat_in]
+        self.built = True
+
+    def _run_graph(self, inputs, training=None):
+        graph_inputs, graph_outputs, order = self._graph
+        values: dict[int, object] = {}
+        given = list(inputs.values()) if isinstance(inputs, dict) else _flat(inputs)
+        expected = _flat(graph_inputs)
+        if len(given) != len(expected):
+            raise ValueError(
+                f"Model {self.name!r} expects {len(expected)} input(s) but received "
+                f"{len(given)}."
+            )
+        for t, v in zip(expected, given):
+            values[id(t)] = v
+
+        def value(t):
+            return values[id(t)] if isinstance(t, KerasTensor) else t
+
+        for node in order:
+            kwargs = {k: _map(value, v) for k, v in node.kwargs.items()}
+            if node.layer._call_takes_training:
+                kwargs.setdefault("training", training)
+            out = node.layer(
+                _map(value, node.inputs), *_map(value, node.args), **kwargs
+            )
+            for sym, real in zip(_flat(node.outputs), _flat(out)):
+                values[id(sym)] = real
+        return _map(value, graph_outputs)
+
+    def call(self, inputs, training=None):
+        if self._graph is None:
+            raise NotImplementedError(
+                f"Model {self.name!r} has no `call` method: subclass keras.Model and "
+                "define `call(self, inputs)`, or pass `inputs` and `outputs`."
+            )
+        return self._run_graph(inputs, training)
+
+    @property
+    def layers(self) -> list:
+        if self._graph is not None:
+            return [layer for layer in self._functional_layers]
+        return Layer.layers.fget(self)
+
+    def summary(self, line_length=None, print_fn=None, **kwargs) -> None:
+        """Prints a table of layers, output shapes and parameter counts (Keras's)."""
+        print_fn = print_fn or print
+        rows = []
+        for layer in self.layers:
+            shape = layer._last_output_shape
+            shape_text = (
+                "?"
+                if shape is None
+                else str(tuple(shape) if isinstance(shape, tuple) else shape)
+            )
+            params = layer.count_params() if layer.built else 0
+            rows.append((f"{layer.name} ({type(layer).__name__})", shape_text, params))
+        width = [
+            max(len("Layer (type)"), *(len(r[0]) for r in rows)) + 2,
+            max(len("Output Shape"), *(len(r[1]) for r in rows)) + 2,
+            12,
+        ]
+        total = sum(int(np.prod(v.shape, dtype=np.int64)) for v in self.weights)
+        trainable = sum(
+            int(np.prod(v.shape, dtype=np.int64)) for v in self.trainable_weights
+        )
+        line = "─" * sum(width)
+        print_fn(f'Model: "{self.name}"')
+        print_fn(line)
+        print_fn(
+            "Layer (type)".ljust(width[0])
+            + "Output Shape".ljust(width[1])
+            + "Param #".rjust(width[2])
+        )
+        print_fn("═" * sum(width))
+        for name, shape, params in rows:
+            print_fn(
+                name.ljust(width[0])
+                + shape.ljust(width[1])
+                + f"{params:,}".rjust(width[2])
+            )
+        print_fn(line)
+        print_fn(f" Total params: {total:,}")
+        print_fn(f" Trainable params: {trainable:,}")
+        print_fn(f" Non-trainable params: {total - trainable:,}")
+
+
+class Sequential(Model):
+    """A linear stack of layers (`keras.Sequential`)."""
+
+    def __init__(self, layers=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self._stack: list = []
+        self._input_shape = None
+        for layer in layers or ():
+            self.add(layer)
+
+    def add(self, layer) -> None:
+        if isinstance(layer, KerasTensor):
+            layer = layer._input_layer
+        if not isinstance(layer, Layer):
+            raise TypeError(
+                f"Sequential.add expects a Layer instance; got {layer!r} of type "
+                f"{type(layer).__name__}."
+            )
+        if isinstance(layer, InputLayer):
+            self._input_shape = layer._batch_input_shape
+            return
+        if not self._stack and layer._batch_input_shape is not None:
+            self._input_shape = layer._batch_input_shape
+        self._stack.append(layer)
+        self._tracked["_stack"] = self._stack
+        if self._input_shape is not None:
+            self._build_symbolically()
+
+    def pop(self):
+        layer = self._stack.pop()
+        return layer
+
+    def _build_symbolically(self) -> None:
+        x = KerasTensor(self._input_shape, self._dtype.name)
+        for layer in self._stack:
+            x = layer(x)
+        self.built = True
+
+    def build(self, input_shape=None):
+        if input_shape is not None:
+            self._input_shape = tuple(input_shape)
+        if self._input_shape is None:
+            raise ValueError(
+                "Sequential.build needs an input shape: add a keras.Input first, pass "
+                "`input_shape` to the first layer, or call the model on data."
+            )
+        self._build_symbolically()
+
+    @property
+    def layers(self) -> list:
+        return list(self._stack)
+
+    def call(self, inputs, training=None):
+        x = inputs
+        for layer in self._stack:
+            x = layer(x, training=training) if layer._call_takes_training else layer(x)
+        return x
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "layers": [
+                {"class_name": type(layer).__name__, "config": layer.get_config()}
+                for layer in self._stack
+            ],
+        }

@@ -1,0 +1,304 @@
+"""`compile`/`fit`/`evaluate`/`predict` for Keras models, as eager tape steps. Layer L5.
+
+A training step is exactly the seeds' loop: forward under a GradientTape,
+`tape.gradient`, `optimizer.apply_gradients`. The compiled-backward cache
+makes the backward one XLA call from the second step on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jaxtape._src.autodiff.gradient_tape import GradientTape
+from jaxtape._src.core import context
+from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.keras import callbacks as callbacks_module
+from jaxtape._src.losses import losses as losses_module
+from jaxtape._src.metrics import metrics as metrics_module
+from jaxtape._src.ops import math_ops
+from jaxtape._src.optimizers import optimizers as optimizers_module
+
+
+def _resolve_accuracy(name, loss):
+    """Keras picks the accuracy flavour from the loss."""
+    if name not in ("accuracy", "acc"):
+        return metrics_module.get(name)
+    loss_name = getattr(loss, "name", None) or getattr(loss, "__name__", "")
+    if "sparse_categorical" in loss_name:
+        cls = metrics_module.SparseCategoricalAccuracy
+    elif "categorical" in loss_name:
+        cls = metrics_module.CategoricalAccuracy
+    elif "binary" in loss_name:
+        cls = metrics_module.BinaryAccuracy
+    else:
+        cls = metrics_module.Accuracy
+    return cls(name=name)
+
+
+def _to_numpy(x):
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_numpy(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_numpy(v) for k, v in x.items()}
+    return np.asarray(to_value(x)) if not isinstance(x, np.ndarray) else x
+
+
+def _num_samples(x) -> int:
+    while isinstance(x, (list, tuple, dict)):
+        x = list(x.values())[0] if isinstance(x, dict) else x[0]
+    return int(np.shape(x)[0])
+
+
+def _take(x, idx):
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return type(x)(_take(v, idx) for v in x)
+    if isinstance(x, dict):
+        return {k: _take(v, idx) for k, v in x.items()}
+    return x[idx]
+
+
+class TrainingMixin:
+    """The training API of `keras.Model`."""
+
+    def _init_training(self):
+        self.optimizer = None
+        self.compiled_loss = None
+        self.compiled_metrics = []
+        self.loss_tracker = None
+        self.stop_training = False
+        self.history = None
+        self._is_compiled = False
+
+    def compile(
+        self,
+        optimizer="rmsprop",
+        loss=None,
+        metrics=None,
+        loss_weights=None,
+        weighted_metrics=None,
+        run_eagerly=None,
+        steps_per_execution=1,
+        jit_compile="auto",
+        **kwargs,
+    ):
+        """Configures the model for training (Keras's `compile`)."""
+        self.optimizer = optimizers_module.get(optimizer)
+        self.compiled_loss = losses_module.get(loss)
+        self.compiled_metrics = [
+            _resolve_accuracy(m, self.compiled_loss)
+            if isinstance(m, str)
+            else metrics_module.get(m)
+            for m in (metrics or [])
+        ]
+        with context.paused_tapes():
+            self.loss_tracker = metrics_module.Mean(name="loss")
+        self._is_compiled = True
+
+    @property
+    def metrics(self) -> list:
+        return ([self.loss_tracker] if self.loss_tracker is not None else []) + list(
+            self.compiled_metrics
+        )
+
+    @property
+    def metrics_names(self) -> list:
+        return [m.name for m in self.metrics]
+
+    def _check_compiled(self, what):
+        if not self._is_compiled or self.compiled_loss is None:
+            raise RuntimeError(
+                f"You must call `compile()` with a loss before `{what}()` on model "
+                f"{self.name!r}."
+            )
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        loss_fn = self.compiled_loss
+        if isinstance(loss_fn, losses_module.Loss):
+            loss = loss_fn(y, y_pred, sample_weight=sample_weight)
+        else:
+            loss = math_ops.reduce_mean(loss_fn(y, y_pred))
+        extra = self.losses
+        if extra:
+            loss = math_ops.add_n([loss, *extra])
+        return loss
+
+    def _logs(self) -> dict:
+        return {m.name: float(m.result().numpy()) for m in self.metrics}
+
+    def _update_metrics(self, loss, y, y_pred, sample_weight, batch):
+        with context.paused_tapes():
+            self.loss_tracker.update_state(loss, sample_weight=batch)
+            for m in self.compiled_metrics:
+                m.update_state(y, y_pred, sample_weight=sample_weight)
+
+    def train_step(self, x, y, sample_weight=None):
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        variables = self.trainable_variables
+        grads = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        self._update_metrics(loss, y, y_pred, sample_weight, _num_samples(x))
+        return loss
+
+    def test_step(self, x, y, sample_weight=None):
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self._update_metrics(loss, y, y_pred, sample_weight, _num_samples(x))
+        return loss
+
+    def _reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    reset_metrics = _reset_metrics
+
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        verbose="auto",
+        callbacks=None,
+        validation_split=0.0,
+        validation_data=None,
+        shuffle=True,
+        class_weight=None,
+        sample_weight=None,
+        initial_epoch=0,
+        steps_per_epoch=None,
+        validation_steps=None,
+        validation_batch_size=None,
+        validation_freq=1,
+    ):
+        """Trains for `epochs` epochs over NumPy arrays or Tensors; returns History."""
+        self._check_compiled("fit")
+        x, y, sample_weight = _to_numpy(x), _to_numpy(y), _to_numpy(sample_weight)
+        n = _num_samples(x)
+        if y is not None and _num_samples(y) != n:
+            raise ValueError(
+                f"fit: x has {n} samples but y has {_num_samples(y)}; they must match."
+            )
+        if validation_data is None and validation_split:
+            cut = int(n * (1.0 - validation_split))
+            validation_data = (_take(x, slice(cut, None)), _take(y, slice(cut, None)))
+            x, y = _take(x, slice(0, cut)), _take(y, slice(0, cut))
+            sample_weight = _take(sample_weight, slice(0, cut))
+            n = cut
+        batch_size = batch_size or 32
+        steps = steps_per_epoch or math.ceil(n / batch_size)
+        verbose = 1 if verbose == "auto" else verbose
+        history = callbacks_module.History()
+        cbs = list(callbacks or [])
+        if verbose:
+            cbs.append(callbacks_module.ProgbarLogger(verbose))
+        cbs.append(history)
+        cb = callbacks_module.CallbackList(
+            cbs, self, {"epochs": epochs, "steps": steps, "verbose": verbose}
+        )
+        self.stop_training = False
+        cb.on_train_begin()
+        rng = np.random.default_rng()
+        for epoch in range(initial_epoch, epochs):
+            self._reset_metrics()
+            cb.on_epoch_begin(epoch)
+            order = rng.permutation(n) if shuffle else np.arange(n)
+            for step in range(steps):
+                idx = order[(step * batch_size) % n :][:batch_size]
+                cb.on_train_batch_begin(step)
+                self.train_step(_take(x, idx), _take(y, idx), _take(sample_weight, idx))
+                cb.on_train_batch_end(step, self._logs())
+            logs = self._logs()
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                val = self.evaluate(
+                    *validation_data[:3]
+                    if len(validation_data) > 2
+                    else validation_data,
+                    batch_size=validation_batch_size or batch_size,
+                    verbose=0,
+                    return_dict=True,
+                )
+                logs.update({f"val_{k}": v for k, v in val.items()})
+            cb.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        cb.on_train_end()
+        return history
+
+    def evaluate(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        verbose="auto",
+        sample_weight=None,
+        steps=None,
+        callbacks=None,
+        return_dict=False,
+    ):
+        """The loss and metrics over the data (a scalar, a list, or a dict)."""
+        self._check_compiled("evaluate")
+        x, y, sample_weight = _to_numpy(x), _to_numpy(y), _to_numpy(sample_weight)
+        n = _num_samples(x)
+        batch_size = batch_size or 32
+        self._reset_metrics()
+        with context.paused_tapes():
+            for start in range(0, n, batch_size):
+                idx = slice(start, start + batch_size)
+                self.test_step(_take(x, idx), _take(y, idx), _take(sample_weight, idx))
+        logs = self._logs()
+        if verbose:  # "auto" or 1 or 2
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Model outputs for `x`, batch by batch, as NumPy arrays (as Keras)."""
+        x = _to_numpy(x)
+        n = _num_samples(x)
+        batch_size = batch_size or 32
+        outs = []
+        with context.paused_tapes():
+            for start in range(0, n, batch_size):
+                out = self(_take(x, slice(start, start + batch_size)), training=False)
+                outs.append(np.asarray(out._value) if type(out) is Tensor else out)
+        if outs and isinstance(outs[0], np.ndarray):
+            return np.concatenate(outs, axis=0)
+        return outs
+
+    def train_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        self._check_compiled("train_on_batch")
+        self._reset_metrics()
+        self.train_step(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
+        logs = self._logs()
+        return (
+            logs
+            if return_dict
+            else (list(logs.values()) if len(logs) > 1 else list(logs.values())[0])
+        )
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        self._check_compiled("test_on_batch")
+        self._reset_metrics()
+        with context.paused_tapes():
+            self.test_step(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
+        logs = self._logs()
+        return (
+            logs
+            if return_dict
+            else (list(logs.values()) if len(logs) > 1 else list(logs.values())[0])
+        )
+
+    def predict_on_batch(self, x):
+        with context.paused_tapes():
+            return np.asarray(self(_to_numpy(x), training=False)._value)

@@ -1,0 +1,17 @@
+"""`jaxtape.keras` (TF's `tf.keras`): re-exports only."""
+
+from jaxtape.keras import (  # noqa: F401
+    activations,
+    backend,
+    callbacks,
+    datasets,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    optimizers,
+    regularizers,
+)
+from jaxtape._src.keras.layers.core import Input  # noqa: F401
+from jaxtape._src.keras.models import Model, Sequential  # noqa: F401

@@ -1,0 +1,23 @@
+"""`jaxtape.keras.activations`: re-exports only."""
+
+from jaxtape._src.keras.activations import (  # noqa: F401
+    elu,
+    exponential,
+    gelu,
+    get,
+    hard_sigmoid,
+    leaky_relu,
+    linear,
+    log_softmax,
+    relu,
+    relu6,
+    selu,
+    serialize,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    softsign,
+    swish,
+    tanh,
+)

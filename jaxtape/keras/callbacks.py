@@ -1,0 +1,10 @@
+"""`jaxtape.keras.callbacks`: re-exports only."""
+
+from jaxtape._src.keras.callbacks import (  # noqa: F401
+    Callback,
+    EarlyStopping,
+    History,
+    LambdaCallback,
+    ModelCheckpoint,
+    ProgbarLogger,
+)

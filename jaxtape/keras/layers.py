@@ -1,0 +1,32 @@
+"""`jaxtape.keras.layers`: re-exports only."""
+
+from jaxtape._src.keras.layers.base import InputSpec, Layer  # noqa: F401
+from jaxtape._src.keras.layers.core import (  # noqa: F401
+    Activation,
+    Add,
+    AveragePooling1D,
+    AveragePooling2D,
+    BatchNormalization,
+    Concatenate,
+    Conv1D,
+    Conv2D,
+    Dense,
+    Dropout,
+    Embedding,
+    Flatten,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalMaxPooling2D,
+    Input,
+    InputLayer,
+    LayerNormalization,
+    MaxPooling1D,
+    MaxPooling2D,
+    Multiply,
+    ReLU,
+    Reshape,
+    Softmax,
+)
+
+MaxPool2D = MaxPooling2D
+AvgPool2D = AveragePooling2D

@@ -1,0 +1,3 @@
+"""`jaxtape.keras.models`: re-exports only."""
+
+from jaxtape._src.keras.models import Model, Sequential  # noqa: F401

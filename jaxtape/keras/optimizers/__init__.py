@@ -1,0 +1,15 @@
+"""`jaxtape.keras.optimizers`: re-exports only."""
+
+from jaxtape.keras.optimizers import schedules  # noqa: F401
+from jaxtape._src.optimizers.optimizers import (  # noqa: F401
+    SGD,
+    Adadelta,
+    Adagrad,
+    Adam,
+    Adamax,
+    AdamW,
+    Nadam,
+    Optimizer,
+    RMSprop,
+    get,
+)
