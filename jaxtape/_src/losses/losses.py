@@ -16,6 +16,7 @@ import numpy as np
 from jaxtape._src.core import config, dtypes
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.ops.nn_ops import softmax_xent_tf
 
 
 # -- shape handling shared by every loss -------------------------------------------
@@ -76,12 +77,10 @@ def _categorical_crossentropy(
     if label_smoothing:
         n = y_pred.shape[axis]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
-    if from_logits:
-        log_p = jax.nn.log_softmax(y_pred, axis=axis)
-    else:
-        p = y_pred / jnp.sum(y_pred, axis=axis, keepdims=True)
-        log_p = jnp.log(jnp.clip(p, eps, 1.0 - eps))
-    return -jnp.sum(y_true * log_p, axis=axis)
+    if from_logits:  # TF's fused op, with its gradient (as tf.keras computes it)
+        return softmax_xent_tf(y_true, y_pred, axis)
+    p = y_pred / jnp.sum(y_pred, axis=axis, keepdims=True)
+    return -jnp.sum(y_true * jnp.log(jnp.clip(p, eps, 1.0 - eps)), axis=axis)
 
 
 @op("SparseCategoricalCrossentropy", inputs=("y_true", "y_pred"))

@@ -31,8 +31,9 @@ def _raw(x):
 
 
 @functools.lru_cache(maxsize=256)
-def _jitted(fn):
-    return jax.jit(fn)
+def _jitted(fn, static):
+    """One compiled function per (pure function, metric configuration)."""
+    return jax.jit(functools.partial(fn, static))
 
 
 class Metric(Module):
@@ -72,14 +73,14 @@ class Metric(Module):
 
     def _apply(self, update, static, *args):
         state = tuple(v._read_raw() for v in self._state_vars)
-        fn = _jitted(functools.partial(update, static))
+        fn = _jitted(update, static)
         new = fn(state, *[_raw(a) for a in args])
         for v, value in zip(self._state_vars, new):
             v.assign(value.astype(v._value.dtype))
 
     def result(self) -> Tensor:
         state = tuple(v._read_raw() for v in self._state_vars)
-        fn = _jitted(functools.partial(type(self)._result, self._static()))
+        fn = _jitted(type(self)._result, self._static())
         return Tensor(fn(state))
 
     def reset_state(self) -> None:

@@ -5,6 +5,8 @@ Dropout needs the stateful RNG and lives in `state/random_ops.py`.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -88,6 +90,33 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     return relu_logits - logits * labels + jnp.log1p(jnp.exp(neg_abs_logits))
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def softmax_xent_tf(labels, logits, axis=-1):
+    """`-sum(labels * log_softmax(logits))` with TF's fused-kernel gradient.
+
+    TF's SoftmaxCrossEntropyWithLogits differentiates as if each row of
+    `labels` summed to 1: d/dlogits = softmax(logits) - labels (the exact
+    gradient is softmax * sum(labels) - labels). Keras losses on TF inherit
+    this, so jaxtape does too (it matters for unnormalised labels, such as
+    seed 002's `np.random.random` labels).
+    """
+    return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
+
+
+def _xent_fwd(labels, logits, axis):
+    log_p = jax.nn.log_softmax(logits, axis=axis)
+    return -jnp.sum(labels * log_p, axis=axis), (labels, log_p)
+
+
+def _xent_bwd(axis, res, g):
+    labels, log_p = res
+    g = jnp.expand_dims(g, axis)
+    return (-log_p * g).astype(labels.dtype), (jnp.exp(log_p) - labels) * g
+
+
+softmax_xent_tf.defvjp(_xent_fwd, _xent_bwd)
+
+
 @op("SoftmaxCrossEntropyWithLogits", inputs=("labels", "logits"), same_dtype=True)
 def _softmax_xent(labels, logits, axis):
     if labels.shape != logits.shape:
@@ -95,7 +124,7 @@ def _softmax_xent(labels, logits, axis):
             f"logits and labels must have the same shape; received logits shape "
             f"{logits.shape} and labels shape {labels.shape}."
         )
-    return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
+    return softmax_xent_tf(labels, logits, axis)
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):

@@ -403,10 +403,10 @@ class Layer(Module):
         if any(isinstance(x, KerasTensor) for x in _flat((inputs, args, kwargs))):
             return self._symbolic_call(inputs, *args, **kwargs)
         inputs = self._autocast_inputs(inputs)
+        if self.input_spec is not None and isinstance(inputs, Tensor):
+            _check_input(self, self.input_spec, tuple(inputs.shape))
         if not self.built:
             self._maybe_build(inputs)
-        elif self.input_spec is not None and isinstance(inputs, Tensor):
-            _check_input(self, self.input_spec, tuple(inputs.shape))
         training = kwargs.get("training")
         if self._call_takes_training:
             if training is None and _call_ctx.training:
@@ -459,16 +459,16 @@ class Layer(Module):
                 **call_kwargs,
             )
         batch_unknown = first.shape and first.shape[0] is None
+        node = Node(self, inputs, args, kwargs)
 
         def symbolic(t):
             shape = list(t.shape)
             if batch_unknown and shape:
                 shape[0] = None
-            return KerasTensor(
-                shape, t.dtype, (self, inputs, args, kwargs), name=self.name
-            )
+            return KerasTensor(shape, t.dtype, node, name=self.name)
 
         outputs = _map(symbolic, out)
+        node.outputs = outputs
         self._last_output_shape = _map(lambda t: tuple(t.shape), outputs)
         return outputs
 

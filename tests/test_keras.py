@@ -1,0 +1,193 @@
+"""Keras behaviour without the oracle: seed 002, naming, errors, examples, data."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import jaxtape as tf
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_seed_002_my_model_custom_step():
+    class MyModel(tf.keras.Model):
+        def __init__(self, num_classes=10):
+            super(MyModel, self).__init__(name="my_model")  # noqa: UP008 - seed text
+            self.num_classes = num_classes
+            self.dense_1 = tf.keras.layers.Dense(32, activation="relu")
+            self.dense_2 = tf.keras.layers.Dense(num_classes)
+
+        def call(self, inputs):
+            x = self.dense_1(inputs)
+            return self.dense_2(x)
+
+    data = np.random.random((1000, 32))
+    labels = np.random.random((1000, 10))
+    model = MyModel(num_classes=10)
+    loss_object = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.Adam()
+    with tf.GradientTape() as tape:
+        predictions = model(data)
+        loss = loss_object(labels, predictions)
+    gradients = tape.gradient(loss, model.trainable_variables)
+    step = optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    # The seed prints <tf.Variable ... shape=() dtype=int64, numpy=1>.
+    assert step.dtype == tf.int64 and step.numpy() == 1
+    assert predictions.dtype == tf.float32  # float64 data autocast to float32
+    names = [v.name for v in model.trainable_variables]
+    assert len(names) == 4
+    assert names[0].startswith("my_model/dense") and names[0].endswith("/kernel:0")
+    assert names[1].endswith("/bias:0")
+    assert model.trainable_variables[0].shape == (32, 32)
+
+
+def test_layer_tracking_freezing_and_counting():
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input((4,)),
+            tf.keras.layers.Dense(3),
+            tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.Dense(2),
+        ]
+    )
+    assert model.count_params() == (4 * 3 + 3) + 4 * 3 + (3 * 2 + 2)
+    assert (
+        len(model.trainable_variables) == 6 and len(model.non_trainable_variables) == 2
+    )
+    model.layers[0].trainable = False
+    assert len(model.trainable_variables) == 4
+    with pytest.raises(ValueError, match="isn't built"):
+        tf.keras.layers.Dense(2).count_params()
+
+
+def test_functional_model_matches_the_layers_applied_by_hand():
+    inputs = tf.keras.Input(shape=(6,))
+    a = tf.keras.layers.Dense(4, activation="tanh")(inputs)
+    b = tf.keras.layers.Dense(4)(inputs)
+    out = tf.keras.layers.Dense(1)(tf.keras.layers.Concatenate()([a, b]))
+    model = tf.keras.Model(inputs, out)
+    assert tuple(out.shape) == (None, 1)
+    x = np.random.default_rng(0).normal(size=(5, 6)).astype(np.float32)
+    d1, d2, _, d3 = model.layers
+    expected = d3(tf.concat([d1(x), d2(x)], axis=-1))
+    np.testing.assert_allclose(model(x).numpy(), expected.numpy(), rtol=1e-6)
+    assert len(model.trainable_variables) == 6
+
+
+def test_dropout_uses_fresh_randomness_only_in_training():
+    layer = tf.keras.layers.Dropout(0.5)
+    x = tf.ones([1000])
+    a, b = layer(x, training=True).numpy(), layer(x, training=True).numpy()
+    assert not np.array_equal(a, b)
+    assert set(np.unique(a)) <= {0.0, 2.0} and 0.4 < (a == 0).mean() < 0.6
+    np.testing.assert_array_equal(layer(x).numpy(), x.numpy())
+
+
+def test_config_round_trip_rebuilds_an_equal_layer():
+    layer = tf.keras.layers.Dense(3, activation="relu", use_bias=False, name="d")
+    clone = tf.keras.layers.Dense.from_config(layer.get_config())
+    assert clone.get_config() == layer.get_config()
+
+
+def test_built_layer_rejects_inputs_of_the_wrong_shape():
+    layer = tf.keras.layers.Dense(3)
+    layer(np.zeros((2, 4), np.float32))
+    with pytest.raises(
+        ValueError, match="expected axis -1 of input shape to have value 4"
+    ):
+        layer(np.zeros((2, 5), np.float32))
+    conv = tf.keras.layers.Conv2D(2, 3)
+    with pytest.raises(ValueError, match="expected ndim=4"):
+        conv(np.zeros((2, 5, 5), np.float32))
+
+
+def test_losses_name_mismatched_labels():
+    with pytest.raises(ValueError, match="sparse_categorical_crossentropy: labels"):
+        tf.keras.losses.SparseCategoricalCrossentropy()(
+            np.zeros((4, 3)), np.ones((4, 10)) / 10
+        )
+    with pytest.raises(ValueError, match="categorical_crossentropy: y_true of shape"):
+        tf.keras.losses.CategoricalCrossentropy()(np.zeros((4, 3)), np.ones((4, 10)))
+
+
+def test_apply_gradients_errors_and_none_skipping():
+    v, w = tf.Variable(1.0, name="v"), tf.Variable(2.0, name="w")
+    opt = tf.keras.optimizers.SGD(0.5)
+    with pytest.raises(
+        ValueError,
+        match=r"No gradients provided for any variable: "
+        r"\['v:0', 'w:0'\]",
+    ):
+        opt.apply_gradients([(None, v), (None, w)])
+    with pytest.warns(UserWarning, match="Gradients do not exist"):
+        opt.apply_gradients([(tf.constant(1.0), v), (None, w)])
+    assert v.numpy() == 0.5 and w.numpy() == 2.0
+    with pytest.raises(TypeError, match="Pass `zip"):
+        opt.apply_gradients([(tf.constant(1.0), tf.constant(1.0))])
+
+
+def test_minimize_with_a_callable_loss():
+    v = tf.Variable(3.0)
+    opt = tf.keras.optimizers.SGD(0.1)
+    for _ in range(50):
+        opt.minimize(lambda: (v - 1.0) ** 2, [v])
+    assert abs(v.numpy() - 1.0) < 1e-3
+    with pytest.raises(ValueError, match="`tape` is required"):
+        opt.minimize(tf.constant(1.0), [v])
+
+
+def test_mnist_loader_env_var_errors(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAXTAPE_MNIST_PATH", str(tmp_path / "missing.npz"))
+    with pytest.raises(FileNotFoundError, match="JAXTAPE_MNIST_PATH"):
+        tf.keras.datasets.mnist.load_data()
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, x=np.zeros(3))
+    monkeypatch.setenv("JAXTAPE_MNIST_PATH", str(bad))
+    with pytest.raises(ValueError, match="not a valid mnist.npz"):
+        tf.keras.datasets.mnist.load_data()
+
+
+def _example(name):
+    spec = importlib.util.spec_from_file_location(
+        name, ROOT / "examples" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+needs_mnist = pytest.mark.skipif(
+    not (ROOT.parent / "shared" / "data" / "mnist.npz").exists()
+    and not __import__("os").environ.get("JAXTAPE_MNIST_PATH"),
+    reason="no local MNIST (set JAXTAPE_MNIST_PATH)",
+)
+
+
+@needs_mnist
+def test_mnist_tape_example_learns_on_a_slice(monkeypatch):
+    monkeypatch.setenv(
+        "JAXTAPE_MNIST_PATH",
+        __import__("os").environ.get(
+            "JAXTAPE_MNIST_PATH", str(ROOT.parent / "shared" / "data" / "mnist.npz")
+        ),
+    )
+    history = _example("mnist_tape").main(["--limit", "640", "--epochs", "3"])
+    assert history[-1]["loss"] < history[0]["loss"]
+    assert history[-1]["test_accuracy"] > 0.6  # chance is 0.1
+
+
+@needs_mnist
+def test_mnist_fit_example_learns_on_a_slice(monkeypatch):
+    monkeypatch.setenv(
+        "JAXTAPE_MNIST_PATH",
+        __import__("os").environ.get(
+            "JAXTAPE_MNIST_PATH", str(ROOT.parent / "shared" / "data" / "mnist.npz")
+        ),
+    )
+    history, accuracy = _example("mnist_fit").main(
+        ["--limit", "640", "--epochs", "3", "--verbose", "0"]
+    )
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert accuracy > 0.6

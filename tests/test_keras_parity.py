@@ -1,0 +1,263 @@
+"""Keras losses, metrics, optimizers and layers against real tf.keras (the oracle)."""
+
+import numpy as np
+import pytest
+
+import jaxtape as jt
+
+RNG = np.random.default_rng(0)
+LOGITS = RNG.normal(size=(8, 5)).astype(np.float32)
+PROBS = np.exp(LOGITS) / np.exp(LOGITS).sum(-1, keepdims=True)
+ONEHOT = np.eye(5, dtype=np.float32)[RNG.integers(0, 5, 8)]
+LABELS = ONEHOT.argmax(-1)
+YB = (RNG.random((8, 3)) > 0.5).astype(np.float32)
+PB = RNG.random((8, 3)).astype(np.float32)
+SW = RNG.random(8).astype(np.float32)
+
+LOSS_CASES = [
+    ("CategoricalCrossentropy", {"from_logits": True}, ONEHOT, LOGITS),
+    ("CategoricalCrossentropy", {"label_smoothing": 0.1}, ONEHOT, PROBS),
+    ("SparseCategoricalCrossentropy", {"from_logits": True}, LABELS, LOGITS),
+    ("SparseCategoricalCrossentropy", {}, LABELS[:, None], PROBS),
+    ("BinaryCrossentropy", {}, YB, PB),
+    (
+        "BinaryCrossentropy",
+        {"from_logits": True, "label_smoothing": 0.2},
+        YB,
+        LOGITS[:, :3],
+    ),
+    ("MeanSquaredError", {}, YB, PB),
+    ("MeanAbsoluteError", {}, YB, PB),
+    ("Huber", {"delta": 0.3}, YB, PB * 3),
+    ("KLDivergence", {}, PROBS[::-1].copy(), PROBS),
+]
+
+
+@pytest.mark.parametrize("name,kwargs,y_true,y_pred", LOSS_CASES)
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_losses_match_tf_keras(tf, name, kwargs, y_true, y_pred, reduction, weighted):
+    sw = SW if weighted else None
+    theirs = getattr(tf.keras.losses, name)(reduction=reduction, **kwargs)(
+        y_true, y_pred, sample_weight=sw
+    )
+    ours = getattr(jt.keras.losses, name)(reduction=reduction, **kwargs)(
+        y_true, y_pred, sample_weight=sw
+    )
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+METRIC_CASES = [
+    ("Mean", (PB[:, 0],)),
+    ("Sum", (PB[:, 0],)),
+    ("Accuracy", (LABELS, PROBS.argmax(-1))),
+    ("CategoricalAccuracy", (ONEHOT, PROBS)),
+    ("SparseCategoricalAccuracy", (LABELS, PROBS)),
+    ("SparseCategoricalAccuracy", (LABELS[:, None], PROBS)),
+    ("BinaryAccuracy", (YB, PB)),
+    ("MeanSquaredError", (ONEHOT, PROBS)),
+    ("MeanAbsoluteError", (ONEHOT, PROBS)),
+    ("Precision", (YB, PB)),
+    ("Recall", (YB, PB)),
+    ("AUC", (YB, PB)),
+]
+
+
+@pytest.mark.parametrize("name,args", METRIC_CASES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_metrics_match_tf_keras(tf, name, args, weighted):
+    sw = SW if weighted else None
+    theirs, ours = getattr(tf.keras.metrics, name)(), getattr(jt.keras.metrics, name)()
+    for _ in range(2):  # accumulation across batches
+        theirs.update_state(*args, sample_weight=sw)
+        ours.update_state(*args, sample_weight=sw)
+    np.testing.assert_allclose(
+        ours.result().numpy(), theirs.result().numpy(), rtol=1e-5, atol=1e-6
+    )
+    ours.reset_state()
+    assert float(ours.result().numpy()) == 0.0
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"curve": "PR"}, {"summation_method": "minoring"}, {"num_thresholds": 7}]
+)
+def test_auc_variants_match_tf_keras(tf, kwargs):
+    theirs, ours = tf.keras.metrics.AUC(**kwargs), jt.keras.metrics.AUC(**kwargs)
+    theirs.update_state(YB, PB)
+    ours.update_state(YB, PB)
+    np.testing.assert_allclose(
+        ours.result().numpy(), theirs.result().numpy(), rtol=1e-5
+    )
+
+
+OPTIMIZER_CASES = [
+    ("SGD", {}),
+    ("SGD", {"momentum": 0.9}),
+    ("SGD", {"momentum": 0.9, "nesterov": True}),
+    ("Adam", {}),
+    ("Adam", {"amsgrad": True}),
+    ("AdamW", {}),
+    ("RMSprop", {}),
+    ("RMSprop", {"centered": True, "momentum": 0.5}),
+    ("Adagrad", {}),
+    ("Adadelta", {"learning_rate": 1.0}),
+    ("Adamax", {}),
+    ("Nadam", {}),
+    ("Adam", {"clipnorm": 0.1}),
+    ("Adam", {"global_clipnorm": 0.1}),
+    ("SGD", {"clipvalue": 0.01}),
+]
+
+
+def _grads():
+    rng = np.random.default_rng(1)
+    # Magnitudes from 1e-4 to 1: where Keras's Adam and optax's stock Adam differ.
+    return [
+        (
+            rng.normal(size=(4, 3)).astype(np.float32) * 10 ** rng.uniform(-4, 0),
+            rng.normal(size=(3,)).astype(np.float32) * 1e-3,
+        )
+        for _ in range(6)
+    ]
+
+
+def _run(tf_mod, opt, grads, w0, b0):
+    w, b = tf_mod.Variable(w0), tf_mod.Variable(b0)
+    for gw, gb in grads:
+        opt.apply_gradients([(tf_mod.constant(gw), w), (tf_mod.constant(gb), b)])
+    return w.numpy(), b.numpy()
+
+
+@pytest.mark.parametrize("name,kwargs", OPTIMIZER_CASES)
+def test_optimizers_match_tf_keras(tf, name, kwargs):
+    rng = np.random.default_rng(2)
+    w0, b0 = (
+        rng.normal(size=(4, 3)).astype(np.float32),
+        rng.normal(size=3).astype(np.float32),
+    )
+    grads = _grads()
+    theirs = _run(tf, getattr(tf.keras.optimizers, name)(**kwargs), grads, w0, b0)
+    ours = _run(jt, getattr(jt.keras.optimizers, name)(**kwargs), grads, w0, b0)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(ours[0], w0)  # the step really moved the weights
+
+
+@pytest.mark.parametrize(
+    "schedule,args",
+    [
+        ("ExponentialDecay", (0.01, 2, 0.5)),
+        ("PiecewiseConstantDecay", ([2, 4], [0.1, 0.01, 0.001])),
+        ("CosineDecay", (0.1, 5)),
+    ],
+)
+def test_schedules_match_tf_keras(tf, schedule, args):
+    rng = np.random.default_rng(3)
+    w0, b0 = (
+        rng.normal(size=(4, 3)).astype(np.float32),
+        rng.normal(size=3).astype(np.float32),
+    )
+    theirs = _run(
+        tf,
+        tf.keras.optimizers.SGD(
+            getattr(tf.keras.optimizers.schedules, schedule)(*args)
+        ),
+        _grads(),
+        w0,
+        b0,
+    )
+    ours = _run(
+        jt,
+        jt.keras.optimizers.SGD(
+            getattr(jt.keras.optimizers.schedules, schedule)(*args)
+        ),
+        _grads(),
+        w0,
+        b0,
+    )
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def _layer_pairs():
+    return [
+        ("Dense", dict(units=4, activation="relu"), (3, 5)),
+        ("Dense", dict(units=4, activation="gelu", use_bias=False), (3, 5)),
+        (
+            "Conv2D",
+            dict(filters=4, kernel_size=3, padding="same", activation="relu"),
+            (2, 6, 6, 3),
+        ),
+        ("Conv2D", dict(filters=2, kernel_size=(2, 3), strides=2), (2, 7, 7, 3)),
+        ("Conv1D", dict(filters=3, kernel_size=2), (2, 6, 4)),
+        ("MaxPooling2D", dict(pool_size=2), (2, 6, 6, 3)),
+        ("AveragePooling2D", dict(pool_size=3, strides=2), (2, 7, 7, 3)),
+        ("GlobalAveragePooling2D", {}, (2, 4, 4, 3)),
+        ("LayerNormalization", {}, (3, 6)),
+        ("BatchNormalization", {}, (4, 6)),
+        ("Flatten", {}, (2, 3, 4)),
+        ("Softmax", {}, (2, 5)),
+        ("Embedding", dict(input_dim=10, output_dim=3), None),
+    ]
+
+
+@pytest.mark.parametrize("name,kwargs,shape", _layer_pairs())
+def test_layer_outputs_match_tf_keras_with_the_same_weights(tf, name, kwargs, shape):
+    rng = np.random.default_rng(4)
+    x = (
+        rng.integers(0, 10, (2, 5))
+        if shape is None
+        else rng.normal(size=shape).astype(np.float32)
+    )
+    theirs = getattr(tf.keras.layers, name)(**kwargs)
+    ours = getattr(jt.keras.layers, name)(**kwargs)
+    theirs(x)
+    ours(x)
+    weights = [
+        rng.normal(size=w.shape).astype(np.float32) for w in theirs.get_weights()
+    ]
+    if name == "BatchNormalization":
+        weights[3] = np.abs(weights[3]) + 0.5  # a variance
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+    assert [tuple(v.shape) for v in ours.weights] == [w.shape for w in weights]
+    for training in (False, True):
+        np.testing.assert_allclose(
+            ours(x, training=training).numpy(),
+            theirs(x, training=training).numpy(),
+            rtol=1e-4,
+            atol=1e-5,
+        )
+    np.testing.assert_allclose(
+        np.concatenate([np.ravel(w) for w in ours.get_weights()] or [np.zeros(0)]),
+        np.concatenate([np.ravel(w) for w in theirs.get_weights()] or [np.zeros(0)]),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+
+
+def test_n_training_steps_match_tf_keras(tf):
+    """The seed model trained 5 steps from the same weights ends at TF's weights."""
+    rng = np.random.default_rng(5)
+    x = rng.random((64, 32)).astype(np.float32)
+    y = rng.random((64, 10)).astype(np.float32)
+
+    def build(mod):
+        model = mod.keras.Sequential(
+            [mod.keras.layers.Dense(32, activation="relu"), mod.keras.layers.Dense(10)]
+        )
+        model(x[:1])
+        return model
+
+    theirs, ours = build(tf), build(jt)
+    ours.set_weights(theirs.get_weights())
+    for mod, model in ((tf, theirs), (jt, ours)):
+        loss_fn = mod.keras.losses.CategoricalCrossentropy(from_logits=True)
+        opt = mod.keras.optimizers.Adam(0.01)
+        for _ in range(5):
+            with mod.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
