@@ -25,7 +25,10 @@ from jaxtape._src.optimizers import optimizers as optimizers_module
 def _resolve_accuracy(name, loss):
     """Keras picks the accuracy flavour from the loss."""
     if name not in ("accuracy", "acc"):
-        return metrics_module.get(name)
+        try:
+            return metrics_module.get(name)
+        except ValueError:  # a loss name used as a metric ("mse" etc.)
+            return metrics_module.MeanMetricWrapper(losses_module.get(name), name=name)
     loss_name = getattr(loss, "name", None) or getattr(loss, "__name__", "")
     if "sparse_categorical" in loss_name:
         cls = metrics_module.SparseCategoricalAccuracy

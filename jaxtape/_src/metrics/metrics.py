@@ -18,7 +18,6 @@ import numpy as np
 from jaxtape._src.core import context, dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
-from jaxtape._src.losses import losses as _losses
 from jaxtape._src.state.module import Module, name_scope
 from jaxtape._src.state.variable import Variable
 
@@ -499,8 +498,10 @@ def get(identifier):
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier) or _BY_NAME.get(identifier.lower())
         if cls is None:
-            fn = _losses.get(identifier)
-            return MeanMetricWrapper(fn, name=identifier)
+            raise ValueError(
+                f"Unknown metric: {identifier!r}. Known names: "
+                f"{', '.join(sorted(_BY_NAME))}."
+            )
         return cls()
     if callable(identifier):
         return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
