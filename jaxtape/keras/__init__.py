@@ -12,6 +12,7 @@ from jaxtape.keras import (  # noqa: F401
     models,
     optimizers,
     regularizers,
+    saving,
 )
 from jaxtape._src.keras.layers.core import Input  # noqa: F401
 from jaxtape._src.keras.models import Model, Sequential  # noqa: F401

@@ -8,6 +8,7 @@ as in Keras 3.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import jax
@@ -33,7 +34,13 @@ class Initializer:
 
     @classmethod
     def from_config(cls, cfg: dict):
-        return cls(**cfg)
+        # Keras 3 configs carry extra keys (input_axes, ...) for features
+        # jaxtape does not have; they are dropped when unset.
+        accepted = inspect.signature(cls.__init__).parameters
+        extra = {k: v for k, v in cfg.items() if k not in accepted}
+        if any(v is not None for v in extra.values()):
+            raise ValueError(f"{cls.__name__} does not support the settings {extra}.")
+        return cls(**{k: v for k, v in cfg.items() if k in accepted})
 
 
 class Zeros(Initializer):

@@ -106,6 +106,25 @@ class Model(TrainingMixin, Layer):
             )
         return self._run_graph(inputs, training)
 
+    # -- saving ------------------------------------------------------------------
+    def save_weights(self, filepath, overwrite=True) -> None:
+        """Writes the weights in Keras 3's `.weights.h5` layout (atomically)."""
+        from jaxtape._src.keras import saving
+
+        saving.save_weights(self, filepath)
+
+    def load_weights(self, filepath, skip_mismatch=False, **kwargs) -> None:
+        """Reads weights saved by jaxtape or tf.keras (`.weights.h5` or `.keras`)."""
+        from jaxtape._src.keras import saving
+
+        saving.load_weights(self, filepath)
+
+    def save(self, filepath, overwrite=True, **kwargs) -> None:
+        """Writes Keras 3's `.keras` zip (config.json + model.weights.h5)."""
+        from jaxtape._src.keras import saving
+
+        saving.save_model(self, filepath)
+
     @property
     def layers(self) -> list:
         if self._graph is not None:

@@ -1,0 +1,183 @@
+"""One eager training step, exactly as the seeds write it, vs hand-written JAX.
+
+Cases: the seed model (Dense 32 relu -> Dense 10, batch 1000,
+CategoricalCrossentropy, Adam), the MNIST MLP (784-128-10, batch 32 and 256,
+SparseCategoricalCrossentropy, Adam) and a small CNN (Conv 32 3x3 -> MaxPool
+-> Dense 10, batch 64). Each jaxtape step is a Keras model called under a
+GradientTape, `tape.gradient`, `optimizer.apply_gradients`. Baselines in the
+same run: `jax.jit(jax.value_and_grad)` + an optax Adam step on the same pure
+function, and real tf.keras eager when the `parity` extra is installed.
+Median ms after warm-up; ratio = jaxtape / JAX.
+
+Run: python benchmarks/train_step.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import jaxtape
+
+try:  # the test-only oracle, if installed
+    import tensorflow as tf_real
+except ImportError:  # pragma: no cover
+    tf_real = None
+
+
+def median_ms(step, reps, warmup=5):
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def first_ms(step):
+    t0 = time.perf_counter()
+    step()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def _layers(mod, kind):
+    L = mod.keras.layers
+    if kind == "seed":
+        return [L.Dense(32, activation="relu"), L.Dense(10)]
+    if kind == "mlp":
+        return [L.Flatten(), L.Dense(128, activation="relu"), L.Dense(10)]
+    return [
+        L.Conv2D(32, 3, activation="relu"),
+        L.MaxPooling2D(),
+        L.Flatten(),
+        L.Dense(10),
+    ]
+
+
+def _data(kind, batch, rng):
+    if kind == "seed":
+        x = rng.random((batch, 32)).astype(np.float32)
+        y = rng.random((batch, 10)).astype(np.float32)
+    else:
+        shape = (batch, 28, 28) if kind == "mlp" else (batch, 28, 28, 1)
+        x = rng.random(shape).astype(np.float32)
+        y = rng.integers(0, 10, batch).astype(np.int32)
+    return x, y
+
+
+def _loss(mod, kind):
+    losses = mod.keras.losses
+    if kind == "seed":
+        return losses.CategoricalCrossentropy(from_logits=True)
+    return losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def keras_step(mod, kind, x, y):
+    model = mod.keras.Sequential(_layers(mod, kind))
+    model(x[:1])
+    loss_object, optimizer = _loss(mod, kind), mod.keras.optimizers.Adam()
+
+    def step():
+        with mod.GradientTape() as tape:
+            loss = loss_object(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return float(loss)  # forces the result, as printing a loss would
+
+    return model, step
+
+
+def jax_step(kind, weights, x, y):
+    """The same model as a pure function, `jit(value_and_grad)` + optax Adam."""
+
+    def forward(params, x):
+        if kind == "seed":
+            w1, b1, w2, b2 = params
+            return jnp.maximum(x @ w1 + b1, 0) @ w2 + b2
+        if kind == "mlp":
+            w1, b1, w2, b2 = params
+            h = jnp.maximum(x.reshape(x.shape[0], -1) @ w1 + b1, 0)
+            return h @ w2 + b2
+        k, b, w, b2 = params
+        dn = jax.lax.conv_dimension_numbers(x.shape, k.shape, ("NHWC", "HWIO", "NHWC"))
+        h = jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=dn)
+        h = jnp.maximum(h + b, 0)
+        n, hh, ww, c = h.shape
+        h = h.reshape(n, hh // 2, 2, ww // 2, 2, c).max(axis=(2, 4))
+        return h.reshape(n, -1) @ w + b2
+
+    def loss_fn(params, x, y):
+        logits = forward(params, x)
+        logp = jax.nn.log_softmax(logits)
+        if kind == "seed":
+            return -jnp.mean(jnp.sum(y * logp, -1))
+        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], -1))
+
+    tx = optax.adam(1e-3, eps=1e-7)
+    params = [jnp.asarray(w) for w in weights]
+    state = tx.init(params)
+
+    @jax.jit
+    def update(params, state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        updates, state = tx.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    box = {"p": params, "s": state}
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+
+    def step():
+        box["p"], box["s"], loss = update(box["p"], box["s"], xj, yj)
+        return float(loss)
+
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    reps = 20 if args.quick else 100
+    print(
+        f"# train_step  jax {jax.__version__}  {platform.machine()}"
+        f"  devices {jax.devices()}"
+    )
+    print(
+        f"{'case':34s} {'jaxtape':>9s} {'JAX':>9s} {'ratio':>7s} {'tf.keras':>9s}"
+        f" {'TF/ours':>8s}  first call (ms)"
+    )
+    rng = np.random.default_rng(0)
+    for name, kind, batch in [
+        ("seed model, batch 1000", "seed", 1000),
+        ("MNIST MLP, batch 32", "mlp", 32),
+        ("MNIST MLP, batch 256", "mlp", 256),
+        ("small CNN, batch 64", "cnn", 64),
+    ]:
+        x, y = _data(kind, batch, rng)
+        model, ours = keras_step(jaxtape, kind, x, y)
+        first = first_ms(ours)
+        second = first_ms(ours)
+        ours_ms = median_ms(ours, reps)
+        base_ms = median_ms(jax_step(kind, model.get_weights(), x, y), reps)
+        tf_col, ratio_col = f"{'-':>9s}", f"{'-':>8s}"
+        if tf_real is not None:
+            _, theirs = keras_step(tf_real, kind, x, y)
+            tf_ms = median_ms(theirs, max(reps // 2, 10))
+            tf_col, ratio_col = f"{tf_ms:9.2f}", f"{tf_ms / ours_ms:7.1f}x"
+        print(
+            f"{name:34s} {ours_ms:9.2f} {base_ms:9.2f} {ours_ms / base_ms:6.2f}x "
+            f"{tf_col} {ratio_col}  {first:.0f} then {second:.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,399 @@
+"""Keras 3's file formats with h5py: `.weights.h5` and the `.keras` zip. Layer L5.
+
+The weights file is laid out as Keras 3's `saving_lib` lays it out, so files
+move both ways between tf.keras and jaxtape: each layer's own variables
+(trainable first, then non-trainable) under `<path>/vars/<i>`, where the path
+follows the object tree: `layers/<layer name>` for Sequential and functional
+models, then attribute names in sorted order (private ones last), and list
+items named by their snake-cased class (`dense`, `dense_1`, ...). Optimizer
+state is not written (jaxtape's optax slots are laid out differently) and is
+ignored when reading a tf.keras file. Writes go to a temporary file in the
+same directory, then rename, so an interrupted save never leaves a torn file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import os
+import re
+import tempfile
+import zipfile
+
+import h5py
+import numpy as np
+
+from jaxtape._src.keras.layers.base import Layer
+
+_SKIP_ATTRS = {
+    "_tracked",
+    "_stack",
+    "_functional_layers",
+    "_graph",
+    "_regularized",
+    "_losses",
+    "optimizer",
+    "compiled_loss",
+    "compiled_metrics",
+    "loss_tracker",
+    "history",
+    "_input_layers",
+}
+
+
+def _snake(name: str) -> str:
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+def _unique(base: str, used: dict) -> str:
+    n = used.get(base, 0)
+    used[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def _own_variables(layer: Layer) -> list:
+    own, _ = layer._own_and_sublayers()
+    return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+
+
+def _children(layer: Layer):
+    from jaxtape._src.keras.models import Model, Sequential
+
+    if isinstance(layer, Sequential) or (
+        isinstance(layer, Model) and layer._graph is not None
+    ):
+        yield "layers", list(layer.layers)
+    attrs = vars(layer)
+    for key in sorted(attrs, key=lambda k: ("~" + k) if k.startswith("_") else k):
+        if key in _SKIP_ATTRS or key.startswith("__"):
+            continue
+        value = attrs[key]
+        if isinstance(value, (Layer, list, tuple, dict)):
+            yield key, value
+
+
+def _walk(layer: Layer, path: str, visited: set, visit):
+    """Calls `visit(path, layer)` for each layer, in Keras's order and paths."""
+    if id(layer) in visited:
+        return
+    visited.add(id(layer))
+    visit(path, layer)
+    for key, child in _children(layer):
+        child_path = f"{path}/{key}" if path else key
+        if isinstance(child, Layer):
+            _walk(child, child_path, visited, visit)
+        else:
+            _walk_container(child, child_path, visited, visit, set())
+
+
+def _walk_container(container, path, visited, visit, seen_containers):
+    if id(container) in seen_containers:
+        return
+    seen_containers.add(id(container))
+    items = list(container.values()) if isinstance(container, dict) else container
+    used: dict = {}
+    for item in items:
+        if isinstance(item, Layer):
+            name = _unique(_snake(type(item).__name__), used)
+            _walk(item, f"{path}/{name}", visited, visit)
+        elif isinstance(item, (list, tuple, dict)):
+            name = _unique("container", used)
+            _walk_container(item, f"{path}/{name}", visited, visit, seen_containers)
+
+
+def _vars_group(path: str) -> str:
+    return f"{path}/vars" if path else "vars"
+
+
+def _write_weights_h5(model: Layer, file_obj) -> None:
+    with h5py.File(file_obj, "w") as f:
+
+        def visit(path, layer):
+            group = f.require_group(_vars_group(path))
+            group.attrs["name"] = layer.name
+            for i, var in enumerate(_own_variables(layer)):
+                group.create_dataset(str(i), data=var.numpy())
+
+        _walk(model, "", set(), visit)
+
+
+def _read_weights_h5(model: Layer, file_obj, source: str) -> None:
+    try:
+        f = h5py.File(file_obj, "r")
+    except OSError as e:
+        raise ValueError(
+            f"Cannot read weights from {source}: not a readable HDF5 file (truncated "
+            f"or corrupt?): {e}"
+        ) from None
+    assignments = []
+    with f:
+
+        def visit(path, layer):
+            variables = _own_variables(layer)
+            if not variables:
+                return
+            key = _vars_group(path)
+            if key not in f:
+                raise ValueError(
+                    f"{source} does not match model {model.name!r}: it has no weights "
+                    f"for layer {layer.name!r} (expected group '{key}'). Was it saved "
+                    "from another architecture?"
+                )
+            group = f[key]
+            if len(group) != len(variables):
+                raise ValueError(
+                    f"{source} does not match model {model.name!r}: layer "
+                    f"{layer.name!r} has {len(variables)} variables but '{key}' holds "
+                    f"{len(group)}."
+                )
+            for i, var in enumerate(variables):
+                try:
+                    value = np.asarray(group[str(i)])
+                except (KeyError, OSError) as e:
+                    raise ValueError(
+                        f"Cannot read '{key}/{i}' from {source} (truncated or "
+                        f"corrupt?): {e}"
+                    ) from None
+                if tuple(value.shape) != tuple(var.shape):
+                    raise ValueError(
+                        f"{source} does not match model {model.name!r}: variable "
+                        f"{var.name!r} has shape {tuple(var.shape)} but '{key}/{i}' "
+                        f"in the file has shape {value.shape}."
+                    )
+                assignments.append((var, value))
+
+        _walk(model, "", set(), visit)
+    for var, value in assignments:  # only once everything matched
+        var.assign(value.astype(var.dtype.as_numpy_dtype))
+
+
+def _atomic_write(path: str, write) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".jaxtape-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def save_weights(model: Layer, filepath) -> None:
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(".weights.h5"):
+        raise ValueError(
+            f"The filename must end in `.weights.h5` (Keras 3's format); got "
+            f"{filepath!r}."
+        )
+    if not model.built:
+        raise ValueError(
+            f"Model {model.name!r} has no weights yet: call it on data (or build it) "
+            "before saving."
+        )
+    _atomic_write(filepath, lambda f: _write_weights_h5(model, f))
+
+
+def load_weights(model: Layer, filepath) -> None:
+    filepath = os.fspath(filepath)
+    if filepath.endswith(".keras"):
+        with zipfile.ZipFile(filepath) as z:
+            data = z.read("model.weights.h5")
+        _read_weights_h5(model, io.BytesIO(data), filepath)
+        return
+    if not os.path.exists(filepath):
+        raise FileNotFoundError(f"No weights file at {filepath!r}.")
+    _read_weights_h5(model, filepath, filepath)
+
+
+# -- the .keras zip --------------------------------------------------------------------
+def _serialize(layer: Layer) -> dict:
+    out = {
+        "module": "keras.layers",
+        "class_name": type(layer).__name__,
+        "config": _plain(layer.get_config()),
+        "registered_name": None,
+    }
+    shape = getattr(layer, "_build_shape", None)
+    if shape is not None:
+        out["build_config"] = {"input_shape": list(shape)}
+    return out
+
+
+def _plain(cfg):
+    if isinstance(cfg, dict):
+        out = {}
+        for k, v in cfg.items():
+            if k == "batch_input_shape":  # Keras 3 spells it batch_shape
+                continue
+            if isinstance(v, dict) and "class_name" in v and "config" in v:
+                v = {"module": "keras.initializers", **v, "registered_name": None}
+            out[k] = _plain(v)
+        return out
+    if isinstance(cfg, tuple):
+        return [_plain(v) for v in cfg]
+    return cfg
+
+
+def model_config(model) -> dict:
+    from jaxtape._src.keras.models import Sequential
+
+    if not isinstance(model, Sequential):
+        raise NotImplementedError(
+            "jaxtape can save Sequential models to .keras files so far; save the "
+            "weights of other models with `save_weights` (.weights.h5)."
+        )
+    layers = []
+    if model._input_shape is not None:
+        layers.append(
+            {
+                "module": "keras.layers",
+                "class_name": "InputLayer",
+                "config": {
+                    "batch_shape": list(model._input_shape),
+                    "dtype": model.dtype,
+                    "name": "input_layer",
+                },
+                "registered_name": None,
+            }
+        )
+    layers += [_serialize(layer) for layer in model.layers]
+    out = {
+        "module": "keras",
+        "class_name": "Sequential",
+        "config": {
+            "name": model.name,
+            "trainable": model.trainable,
+            "dtype": model.dtype,
+            "layers": layers,
+        },
+        "registered_name": None,
+    }
+    if model._input_shape is not None:
+        out["build_config"] = {"input_shape": list(model._input_shape)}
+    return out
+
+
+def save_model(model, filepath) -> None:
+    filepath = os.fspath(filepath)
+    if not filepath.endswith(".keras"):
+        raise ValueError(
+            f"Model.save writes Keras 3's `.keras` format; the filename must end in "
+            f"`.keras`; got {filepath!r}. For weights only, use `save_weights` with "
+            "a `.weights.h5` name."
+        )
+    config = json.dumps(model_config(model))
+    weights = io.BytesIO()
+    _write_weights_h5(model, weights)
+    meta = json.dumps(
+        {
+            "keras_version": "3.15.1",
+            "jaxtape": True,
+            "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S"),
+        }
+    )
+
+    def write(f):
+        with zipfile.ZipFile(f, "w") as z:
+            z.writestr("metadata.json", meta)
+            z.writestr("config.json", config)
+            z.writestr("model.weights.h5", weights.getvalue())
+
+    _atomic_write(filepath, write)
+
+
+def _layer_from_config(entry: dict, custom_objects):
+    from jaxtape.keras import layers as layers_module
+
+    name = entry["class_name"]
+    cls = (custom_objects or {}).get(name) or getattr(layers_module, name, None)
+    if cls is None:
+        raise ValueError(
+            f"Unknown layer class {name!r} in the saved config; pass it in "
+            "`custom_objects={'" + name + "': cls}`."
+        )
+    cfg = dict(entry.get("config", {}))
+    if isinstance(cfg.get("dtype"), dict):
+        cfg["dtype"] = cfg["dtype"].get("config", {}).get("name", "float32")
+    return cls.from_config(_strip_keras_only(cls, cfg))
+
+
+_KERAS_ONLY = {
+    "quantization_config",
+    "sparse",
+    "ragged",
+    "optional",
+    "input_axes",
+    "output_axes",
+    "lora_rank",
+    "lora_alpha",
+    "synchronized",
+    "renorm",
+    "renorm_clipping",
+    "renorm_momentum",
+    "kernel_constraint",
+    "bias_constraint",
+    "beta_regularizer",
+    "gamma_regularizer",
+    "beta_constraint",
+    "gamma_constraint",
+    "activity_regularizer",
+    "kernel_regularizer",
+    "bias_regularizer",
+    "data_format",
+    "groups",
+    "embeddings_constraint",
+    "mask_zero",
+    "input_length",
+}
+
+
+def _strip_keras_only(cls, cfg):
+    out = {}
+    for k, v in cfg.items():
+        always = ("quantization_config", "data_format", "renorm_momentum")
+        if k in _KERAS_ONLY and (v is None or v is False or k in always):
+            continue
+        if isinstance(v, dict) and "class_name" in v:
+            v = {"class_name": v["class_name"], "config": v.get("config", {})}
+        out[k] = v
+    return out
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
+    """Loads a `.keras` file written by jaxtape or tf.keras (Sequential models)."""
+    from jaxtape._src.keras.models import Sequential
+
+    filepath = os.fspath(filepath)
+    try:
+        with zipfile.ZipFile(filepath) as z:
+            config = json.loads(z.read("config.json"))
+            weights = z.read("model.weights.h5")
+    except (zipfile.BadZipFile, KeyError, OSError) as e:
+        raise ValueError(
+            f"{filepath!r} is not a valid .keras file (a zip with config.json and "
+            f"model.weights.h5): {e}"
+        ) from None
+    if config.get("class_name") != "Sequential":
+        raise NotImplementedError(
+            f"Loading {config.get('class_name')!r} models from .keras files is not "
+            "supported yet; rebuild the model in code and use `load_weights`."
+        )
+    cfg = config["config"]
+    model = Sequential(name=cfg.get("name"))
+    for entry in cfg["layers"]:
+        if entry["class_name"] == "InputLayer":
+            shape = entry["config"].get("batch_shape") or entry["config"].get(
+                "batch_input_shape"
+            )
+            model._input_shape = tuple(shape)
+            continue
+        model.add(_layer_from_config(entry, custom_objects))
+    if not model.built:
+        shape = (config.get("build_config") or {}).get("input_shape")
+        if shape is not None:
+            model.build(tuple(shape))
+    _read_weights_h5(model, io.BytesIO(weights), filepath)
+    return model

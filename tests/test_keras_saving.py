@@ -1,0 +1,174 @@
+"""Keras 3 files both ways: `.weights.h5` and `.keras`, against real tf.keras."""
+
+import numpy as np
+import pytest
+
+import jaxtape as jt
+
+X = np.random.default_rng(0).random((5, 4)).astype(np.float32)
+
+
+def _sequential(mod):
+    layers = mod.keras.layers
+    return mod.keras.Sequential(
+        [
+            mod.keras.Input((4,)),
+            layers.Dense(3, activation="relu"),
+            layers.BatchNormalization(),
+            layers.Dense(2),
+        ]
+    )
+
+
+def _perturbed(model):
+    rng = np.random.default_rng(1)
+    model.set_weights(
+        [w + rng.normal(size=w.shape).astype(np.float32) for w in model.get_weights()]
+    )
+    return model
+
+
+def _subclassed(mod):
+    class Block(mod.keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.d = mod.keras.layers.Dense(3)
+            self.extra = self.add_weight(name="extra", shape=(3,), initializer="ones")
+
+        def call(self, x):
+            return self.d(x) * self.extra
+
+    class Net(mod.keras.Model):
+        def __init__(self):
+            super().__init__(name="net")
+            self.block = Block()
+            self.blocks = [mod.keras.layers.Dense(2), mod.keras.layers.Dense(2)]
+            self.head = mod.keras.layers.Dense(1)
+
+        def call(self, x):
+            return self.head(self.blocks[1](self.blocks[0](self.block(x))))
+
+    model = Net()
+    model(X)
+    return model
+
+
+@pytest.mark.parametrize("build", [_sequential, _subclassed])
+def test_weights_files_move_both_ways(tf, tmp_path, build):
+    theirs = _perturbed(build(tf))
+    theirs.save_weights(tmp_path / "t.weights.h5")
+    ours = build(jt)
+    ours(X)
+    ours.load_weights(tmp_path / "t.weights.h5")
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X, verbose=0), atol=1e-5)
+    ours = _perturbed(ours)
+    ours.save_weights(tmp_path / "j.weights.h5")
+    back = build(tf)
+    back.load_weights(tmp_path / "j.weights.h5")
+    np.testing.assert_allclose(back.predict(X, verbose=0), ours.predict(X), atol=1e-5)
+
+
+def test_keras_files_move_both_ways(tf, tmp_path):
+    theirs = _perturbed(_sequential(tf))
+    theirs.save(tmp_path / "t.keras")
+    ours = jt.keras.models.load_model(tmp_path / "t.keras")
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X, verbose=0), atol=1e-5)
+    ours.save(tmp_path / "j.keras")
+    back = tf.keras.models.load_model(tmp_path / "j.keras")
+    np.testing.assert_allclose(back.predict(X, verbose=0), ours.predict(X), atol=1e-5)
+
+
+def test_own_round_trip_and_atomic_writes(tmp_path):
+    model = _perturbed(_sequential(jt))
+    path = tmp_path / "m.weights.h5"
+    model.save_weights(path)
+    model.save_weights(path)  # overwriting works and leaves no temporary files
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.weights.h5"]
+    other = _sequential(jt)
+    other.load_weights(path)
+    np.testing.assert_array_equal(other.predict(X), model.predict(X))
+    model.save(tmp_path / "m.keras")
+    np.testing.assert_array_equal(
+        jt.keras.models.load_model(tmp_path / "m.keras").predict(X), model.predict(X)
+    )
+
+
+def test_a_file_of_another_architecture_names_the_first_mismatch(tmp_path):
+    _sequential(jt).save_weights(tmp_path / "a.weights.h5")
+    wider = jt.keras.Sequential(
+        [
+            jt.keras.Input((5,)),
+            jt.keras.layers.Dense(3),
+            jt.keras.layers.BatchNormalization(),
+            jt.keras.layers.Dense(2),
+        ]
+    )
+    before = [w.copy() for w in wider.get_weights()]
+    with pytest.raises(
+        ValueError,
+        match=r"variable '.*dense.*/kernel:0' has shape "
+        r"\(5, 3\) but 'layers/dense/vars/0'",
+    ):
+        wider.load_weights(tmp_path / "a.weights.h5")
+    for a, b in zip(wider.get_weights(), before):  # nothing half-loaded
+        np.testing.assert_array_equal(a, b)
+    deeper = jt.keras.Sequential(
+        [
+            jt.keras.Input((4,)),
+            jt.keras.layers.Dense(3),
+            jt.keras.layers.BatchNormalization(),
+            jt.keras.layers.Dense(2),
+            jt.keras.layers.Dense(2),
+        ]
+    )
+    with pytest.raises(ValueError, match="no weights for layer"):
+        deeper.load_weights(tmp_path / "a.weights.h5")
+
+
+def test_truncated_and_misnamed_files_give_clear_errors(tmp_path):
+    model = _sequential(jt)
+    path = tmp_path / "m.weights.h5"
+    model.save_weights(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    with pytest.raises(ValueError, match="truncated or corrupt"):
+        model.load_weights(path)
+    with pytest.raises(ValueError, match=r"must end in `\.weights\.h5`"):
+        model.save_weights(tmp_path / "m.h5")
+    with pytest.raises(ValueError, match=r"must end in\s+`\.keras`"):
+        model.save(tmp_path / "m.zip")
+    (tmp_path / "bad.keras").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a valid .keras file"):
+        jt.keras.models.load_model(tmp_path / "bad.keras")
+
+
+def test_model_checkpoint_saves_the_best_epoch(tmp_path):
+    rng = np.random.default_rng(2)
+    x, y = (
+        rng.random((64, 4)).astype(np.float32),
+        rng.random((64, 2)).astype(np.float32),
+    )
+    model = _sequential(jt)
+    model.compile(optimizer=jt.keras.optimizers.SGD(0.1), loss="mse")
+    path = tmp_path / "best.weights.h5"
+    seen = []
+    model.fit(
+        x,
+        y,
+        epochs=3,
+        verbose=0,
+        validation_data=(x, y),
+        callbacks=[
+            jt.keras.callbacks.ModelCheckpoint(
+                str(path), save_best_only=True, save_weights_only=True
+            ),
+            jt.keras.callbacks.LambdaCallback(
+                on_epoch_end=lambda epoch, logs: seen.append(logs["val_loss"])
+            ),
+        ],
+    )
+    assert path.exists() and len(seen) == 3
+    restored = _sequential(jt)
+    restored.load_weights(path)
+    restored.compile(loss="mse")
+    assert restored.evaluate(x, y, verbose=0) == pytest.approx(min(seen), rel=1e-4)
