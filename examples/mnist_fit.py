@@ -19,7 +19,8 @@ def main(argv=None):
     tf.random.set_seed(0)
 
     (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
-    x_train, x_test = x_train / 255.0, x_test / 255.0
+    x_train = (x_train / 255.0).astype("float32")
+    x_test = (x_test / 255.0).astype("float32")
     if args.limit:
         x_train, y_train = x_train[: args.limit], y_train[: args.limit]
         x_test, y_test = x_test[: args.limit], y_test[: args.limit]

@@ -11,7 +11,7 @@ import jaxtape as tf
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def test_seed_002_my_model_custom_step():
+def test_seed_002_my_model_custom_step(caplog):
     class MyModel(tf.keras.Model):
         def __init__(self, num_classes=10):
             super(MyModel, self).__init__(name="my_model")  # noqa: UP008 - seed text
@@ -36,6 +36,18 @@ def test_seed_002_my_model_custom_step():
     # The seed prints <tf.Variable ... shape=() dtype=int64, numpy=1>.
     assert step.dtype == tf.int64 and step.numpy() == 1
     assert predictions.dtype == tf.float32  # float64 data autocast to float32
+    # TF 2's notice, whose last paragraph the seed shows, once per layer.
+    notices = [
+        r.getMessage() for r in caplog.records if "casting an input" in r.getMessage()
+    ]
+    assert len(notices) == 1 and notices[0].startswith("Layer my_model is casting")
+    assert (
+        "To change all layers to have dtype float64 by default, call "
+        "`tf.keras.backend.set_floatx('float64')`. To change just this layer, pass "
+        "dtype='float64' to the layer constructor. If you are the author of this "
+        "layer, you can disable autocasting by passing autocast=False to the base "
+        "Layer constructor." in notices[0]
+    )
     names = [v.name for v in model.trainable_variables]
     assert len(names) == 4
     assert names[0].startswith("my_model/dense") and names[0].endswith("/kernel:0")
@@ -191,3 +203,49 @@ def test_mnist_fit_example_learns_on_a_slice(monkeypatch):
     )
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert accuracy > 0.6
+
+
+def test_early_stopping_stops_and_restores_the_best_weights():
+    rng = np.random.default_rng(0)
+    x, y = (
+        rng.random((32, 3)).astype(np.float32),
+        rng.random((32, 1)).astype(np.float32),
+    )
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    # A learning rate this large diverges: the loss rises from the first epoch.
+    model.compile(optimizer=tf.keras.optimizers.SGD(3.0), loss="mse")
+    stop = tf.keras.callbacks.EarlyStopping(
+        monitor="loss", patience=2, restore_best_weights=True
+    )
+    history = model.fit(x, y, epochs=20, verbose=0, callbacks=[stop])
+    losses = history.history["loss"]
+    assert len(losses) < 20 and stop.stopped_epoch == len(losses) - 1
+    best = int(np.argmin(losses))
+    assert len(losses) - 1 - best == 2  # stopped after `patience` epochs without gain
+
+
+def test_mnist_download_is_verified_and_atomic(monkeypatch, tmp_path):
+    from jaxtape._src.keras.datasets import mnist
+
+    monkeypatch.delenv("JAXTAPE_MNIST_PATH", raising=False)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    arrays = {
+        k: np.zeros((2, 28, 28) if k.startswith("x") else 2, np.uint8)
+        for k in ("x_train", "y_train", "x_test", "y_test")
+    }
+    good = tmp_path / "good.npz"
+    np.savez(good, **arrays)
+
+    def fake_download(url, target):
+        assert url == mnist.ORIGIN
+        pathlib.Path(target).write_bytes(good.read_bytes())
+
+    monkeypatch.setattr(mnist.urllib.request, "urlretrieve", fake_download)
+    with pytest.raises(ValueError, match="SHA-256"):  # not Keras's file
+        mnist.load_data()
+    assert not (tmp_path / "datasets" / "mnist.npz").exists()
+    assert list((tmp_path / "datasets").iterdir()) == []  # no partial file left
+    monkeypatch.setattr(mnist, "SHA256", mnist._sha256(good))
+    (x_train, _), (x_test, _) = mnist.load_data()
+    assert x_train.shape == (2, 28, 28) and x_test.dtype == np.uint8
+    assert (tmp_path / "datasets" / "mnist.npz").exists()  # cached for next time

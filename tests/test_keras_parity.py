@@ -261,3 +261,19 @@ def test_n_training_steps_match_tf_keras(tf):
             opt.apply_gradients(zip(grads, model.trainable_variables))
     for a, b in zip(ours.get_weights(), theirs.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["Precision", "Recall"])
+@pytest.mark.parametrize(
+    "kwargs", [{"top_k": 2}, {"class_id": 1}, {"thresholds": [0.3, 0.6]}]
+)
+def test_precision_recall_options_match_tf_keras(tf, name, kwargs):
+    y_true = (RNG.random((8, 4)) > 0.5).astype(np.float32)
+    y_pred = RNG.random((8, 4)).astype(np.float32)
+    theirs = getattr(tf.keras.metrics, name)(**kwargs)
+    ours = getattr(jt.keras.metrics, name)(**kwargs)
+    theirs.update_state(y_true, y_pred)
+    ours.update_state(y_true, y_pred)
+    np.testing.assert_allclose(
+        ours.result().numpy(), theirs.result().numpy(), rtol=1e-6
+    )

@@ -53,7 +53,15 @@ def _subclassed(mod):
     return model
 
 
-@pytest.mark.parametrize("build", [_sequential, _subclassed])
+def _functional(mod):
+    inputs = mod.keras.Input((4,), name="inp")
+    a = mod.keras.layers.Dense(3, activation="tanh")(inputs)
+    b = mod.keras.layers.Dense(3)(inputs)
+    merged = mod.keras.layers.Concatenate()([a, b])
+    return mod.keras.Model(inputs, mod.keras.layers.Dense(2)(merged))
+
+
+@pytest.mark.parametrize("build", [_sequential, _functional, _subclassed])
 def test_weights_files_move_both_ways(tf, tmp_path, build):
     theirs = _perturbed(build(tf))
     theirs.save_weights(tmp_path / "t.weights.h5")
@@ -68,8 +76,9 @@ def test_weights_files_move_both_ways(tf, tmp_path, build):
     np.testing.assert_allclose(back.predict(X, verbose=0), ours.predict(X), atol=1e-5)
 
 
-def test_keras_files_move_both_ways(tf, tmp_path):
-    theirs = _perturbed(_sequential(tf))
+@pytest.mark.parametrize("build", [_sequential, _functional])
+def test_keras_files_move_both_ways(tf, tmp_path, build):
+    theirs = _perturbed(build(tf))
     theirs.save(tmp_path / "t.keras")
     ours = jt.keras.models.load_model(tmp_path / "t.keras")
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X, verbose=0), atol=1e-5)

@@ -240,11 +240,17 @@ def _plain(cfg):
 def model_config(model) -> dict:
     from jaxtape._src.keras.models import Sequential
 
-    if not isinstance(model, Sequential):
-        raise NotImplementedError(
-            "jaxtape can save Sequential models to .keras files so far; save the "
-            "weights of other models with `save_weights` (.weights.h5)."
-        )
+    if isinstance(model, Sequential):
+        return _sequential_config(model)
+    if getattr(model, "_graph", None) is not None:
+        return _functional_config(model)
+    raise NotImplementedError(
+        "Subclassed models cannot be saved to .keras files by jaxtape yet; save "
+        "their weights with `save_weights` (.weights.h5) and rebuild them in code."
+    )
+
+
+def _sequential_config(model) -> dict:
     layers = []
     if model._input_shape is not None:
         layers.append(
@@ -274,6 +280,130 @@ def model_config(model) -> dict:
     if model._input_shape is not None:
         out["build_config"] = {"input_shape": list(model._input_shape)}
     return out
+
+
+def _history(t) -> list:
+    node = t._producer
+    if node is None:
+        return [t._input_layer.name, 0, 0]
+    flat = _flat_kt(node.outputs)
+    return [node.layer.name, node.index, next(i for i, o in enumerate(flat) if o is t)]
+
+
+def _flat_kt(structure) -> list:
+    from jaxtape._src.keras.layers.base import _flat
+
+    return _flat(structure)
+
+
+def _ser_arg(x):
+    from jaxtape._src.keras.layers.base import KerasTensor
+
+    if isinstance(x, KerasTensor):
+        return {
+            "class_name": "__keras_tensor__",
+            "config": {
+                "shape": list(x.shape),
+                "dtype": x.dtype.name,
+                "keras_history": _history(x),
+            },
+        }
+    if isinstance(x, (list, tuple)):
+        return [_ser_arg(v) for v in x]
+    return x
+
+
+def _functional_config(model) -> dict:
+    inputs, outputs, order = model._graph
+    layers = []
+    for t in _flat_kt(inputs):
+        layer = t._input_layer
+        layers.append(
+            {
+                "module": "keras.layers",
+                "class_name": "InputLayer",
+                "config": layer.get_config(),
+                "registered_name": None,
+                "name": layer.name,
+                "inbound_nodes": [],
+            }
+        )
+    by_layer: dict = {}
+    for node in order:
+        by_layer.setdefault(id(node.layer), (node.layer, []))[1].append(node)
+    for layer, nodes in by_layer.values():
+        entry = _serialize(layer)
+        entry["name"] = layer.name
+        entry["inbound_nodes"] = [
+            {
+                "args": [_ser_arg(n.inputs), *[_ser_arg(a) for a in n.args]],
+                "kwargs": {k: _ser_arg(v) for k, v in n.kwargs.items()},
+            }
+            for n in nodes
+        ]
+        layers.append(entry)
+
+    def ends(structure):
+        flat = [_history(t) for t in _flat_kt(structure)]
+        return flat[0] if len(flat) == 1 else flat
+
+    return {
+        "module": "keras.src.models.functional",
+        "class_name": "Functional",
+        "config": {
+            "name": model.name,
+            "trainable": model.trainable,
+            "layers": layers,
+            "input_layers": ends(inputs),
+            "output_layers": ends(outputs),
+        },
+        "registered_name": "Functional",
+    }
+
+
+def _functional_from_config(config: dict, custom_objects):
+    from jaxtape._src.keras.layers.core import Input
+    from jaxtape._src.keras.models import Model
+
+    cfg = config["config"]
+    produced: dict = {}  # (layer name, node index) -> flat output tensors
+
+    def resolve(x):
+        if isinstance(x, dict) and x.get("class_name") == "__keras_tensor__":
+            name, node_index, tensor_index = x["config"]["keras_history"]
+            return produced[(name, node_index)][tensor_index]
+        if isinstance(x, list):
+            return [resolve(v) for v in x]
+        return x
+
+    for entry in cfg["layers"]:
+        name = entry.get("name") or entry["config"].get("name")
+        if entry["class_name"] == "InputLayer":
+            c = entry["config"]
+            shape = c.get("batch_shape") or c.get("batch_input_shape")
+            dtype = c.get("dtype")
+            if isinstance(dtype, dict):
+                dtype = dtype.get("config", {}).get("name")
+            produced[(name, 0)] = [
+                Input(shape=shape[1:], batch_size=shape[0], dtype=dtype, name=name)
+            ]
+            continue
+        layer = _layer_from_config(entry, custom_objects)
+        for i, node in enumerate(entry.get("inbound_nodes", [])):
+            args = [resolve(a) for a in node.get("args", [])]
+            kwargs = {k: resolve(v) for k, v in node.get("kwargs", {}).items()}
+            out = layer(*args, **kwargs)
+            produced[(name, i)] = _flat_kt(out)
+
+    def ends(spec):
+        if spec and isinstance(spec[0], list):
+            return [produced[(n, i)][t] for n, i, t in spec]
+        n, i, t = spec
+        return produced[(n, i)][t]
+
+    return Model(
+        ends(cfg["input_layers"]), ends(cfg["output_layers"]), name=cfg.get("name")
+    )
 
 
 def save_model(model, filepath) -> None:
@@ -363,7 +493,7 @@ def _strip_keras_only(cls, cfg):
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
-    """Loads a `.keras` file written by jaxtape or tf.keras (Sequential models)."""
+    """Loads a `.keras` file written by jaxtape or tf.keras (Sequential, functional)."""
     from jaxtape._src.keras.models import Sequential
 
     filepath = os.fspath(filepath)
@@ -376,6 +506,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
             f"{filepath!r} is not a valid .keras file (a zip with config.json and "
             f"model.weights.h5): {e}"
         ) from None
+    if config.get("class_name") in ("Functional", "Model"):
+        model = _functional_from_config(config, custom_objects)
+        _read_weights_h5(model, io.BytesIO(weights), filepath)
+        return model
     if config.get("class_name") != "Sequential":
         raise NotImplementedError(
             f"Loading {config.get('class_name')!r} models from .keras files is not "

@@ -308,11 +308,12 @@ class _ThresholdMetric(Metric):
         self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None
     ):
         if thresholds is None:
-            thresholds = [0.5]
+            # Keras: with top_k, every top-k prediction counts as positive.
+            thresholds = [0.5] if top_k is None else [-1e10]
         elif np.ndim(thresholds) == 0:
             thresholds = [float(thresholds)]
         for t in thresholds:
-            if not 0 <= t <= 1:
+            if not 0 <= t <= 1 and t != -1e10:
                 raise ValueError(
                     f"Threshold values must be in [0, 1]. Received: {thresholds}"
                 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import inspect
+import logging
 import threading
 
 import jax
@@ -26,6 +27,7 @@ from jaxtape._src.keras import regularizers
 from jaxtape._src.state.module import Module, _camel_to_snake, name_scope
 from jaxtape._src.state.variable import Variable
 
+_logger = logging.getLogger("jaxtape")
 _uids: collections.defaultdict = collections.defaultdict(int)
 
 
@@ -381,6 +383,7 @@ class Layer(Module):
 
     def _autocast_inputs(self, inputs):
         target = self._dtype
+        warned = []
 
         def cast(x):
             if isinstance(x, Variable):
@@ -394,10 +397,33 @@ class Layer(Module):
             ):
                 from jaxtape._src.ops.math_ops import cast as cast_op
 
+                if not warned:
+                    warned.append(True)
+                    self._warn_autocast(x._value.dtype)
                 x = cast_op(x, target)
             return x
 
         return _map(cast, inputs)
+
+    def _warn_autocast(self, from_dtype) -> None:
+        """TF 2's one-time notice (seed 002 prints it) when float inputs are cast."""
+        if self.__dict__.get("_autocast_warned"):
+            return
+        self.__dict__["_autocast_warned"] = True
+        src, dst = np.dtype(from_dtype).name, self._dtype.name
+        _logger.warning(
+            f"Layer {self.name} is casting an input tensor from dtype {src} to the "
+            f"layer's dtype of {dst}, which is new behavior in TensorFlow 2.  The "
+            f"layer has dtype {dst} because its dtype defaults to floatx.\n\n"
+            f"If you intended to run this layer in {dst}, you can safely ignore this "
+            "warning. If in doubt, this warning is likely only an issue if you are "
+            "porting a TensorFlow 1.X model to TensorFlow 2.\n\n"
+            f"To change all layers to have dtype {src} by default, call "
+            f"`tf.keras.backend.set_floatx('{src}')`. To change just this layer, "
+            f"pass dtype='{src}' to the layer constructor. If you are the author of "
+            "this layer, you can disable autocasting by passing autocast=False to "
+            "the base Layer constructor.\n"
+        )
 
     def __call__(self, inputs, *args, **kwargs):
         if any(isinstance(x, KerasTensor) for x in _flat((inputs, args, kwargs))):
@@ -460,6 +486,8 @@ class Layer(Module):
             )
         batch_unknown = first.shape and first.shape[0] is None
         node = Node(self, inputs, args, kwargs)
+        node.index = len(self.__dict__.setdefault("_inbound_nodes", []))
+        self._inbound_nodes.append(node)
 
         def symbolic(t):
             shape = list(t.shape)
