@@ -249,3 +249,105 @@ def test_mnist_download_is_verified_and_atomic(monkeypatch, tmp_path):
     (x_train, _), (x_test, _) = mnist.load_data()
     assert x_train.shape == (2, 28, 28) and x_test.dtype == np.uint8
     assert (tmp_path / "datasets" / "mnist.npz").exists()  # cached for next time
+
+
+def test_regularizers_and_add_loss_feed_model_losses_and_fit():
+    class WithPenalty(tf.keras.layers.Layer):
+        def call(self, x):
+            self.add_loss(0.5 * tf.reduce_sum(x))
+            return x
+
+    dense = tf.keras.layers.Dense(
+        2, kernel_regularizer=tf.keras.regularizers.L2(0.1), bias_regularizer="l1"
+    )
+    model = tf.keras.Sequential([tf.keras.Input((3,)), WithPenalty(), dense])
+    x = np.ones((4, 3), np.float32)
+    model(x)
+    kernel, bias = dense.kernel.numpy(), dense.bias.numpy()
+    expected = [6.0, 0.1 * np.sum(kernel**2), 0.01 * np.sum(np.abs(bias))]
+    np.testing.assert_allclose(
+        sorted(float(t.numpy()) for t in model.losses), sorted(expected), rtol=1e-5
+    )
+    model(x)  # losses from add_loss are replaced on each call, not accumulated
+    assert len(model.losses) == 3
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss="mse")
+    y = np.zeros((4, 2), np.float32)
+    data_loss = float(np.mean((model.predict(x) - y) ** 2))
+    logs = model.train_on_batch(x, y, return_dict=True)
+    assert logs["loss"] == pytest.approx(data_loss + sum(expected), rel=1e-5)
+
+
+def test_initializers_have_keras_statistics():
+    init = tf.keras.initializers
+    w = init.GlorotUniform()((400, 600)).numpy()
+    limit = np.sqrt(6 / (400 + 600))
+    assert np.abs(w).max() <= limit and np.abs(w).max() > 0.99 * limit
+    assert np.var(w) == pytest.approx(2 / (400 + 600), rel=0.02)
+    h = init.HeNormal()((3, 3, 64, 64)).numpy()
+    assert np.std(h) == pytest.approx(np.sqrt(2 / (9 * 64)), rel=0.03)
+    np.testing.assert_array_equal(
+        init.RandomNormal(seed=3)((5,)).numpy(), init.RandomNormal(seed=3)((5,)).numpy()
+    )
+    assert tf.keras.layers.Dense(2).kernel_initializer.__class__.__name__ == (
+        "GlorotUniform"
+    )
+    with pytest.raises(ValueError, match="Unknown initializer"):
+        init.get("glorot_uniformm")
+
+
+def test_summary_and_progress_output(capsys):
+    model = tf.keras.Sequential(
+        [tf.keras.Input((4,)), tf.keras.layers.Dense(3), tf.keras.layers.Dense(2)],
+        name="tiny",
+    )
+    model.summary()
+    text = capsys.readouterr().out
+    assert 'Model: "tiny"' in text and "Total params: 23" in text
+    assert "(None, 3)" in text and "Trainable params: 23" in text
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    x, y = np.ones((8, 4), np.float32), np.zeros((8, 2), np.float32)
+    model.fit(x, y, epochs=2, batch_size=4, verbose=0)
+    assert capsys.readouterr().out == ""
+    model.fit(x, y, epochs=2, batch_size=4, verbose=1)
+    text = capsys.readouterr().out
+    assert "Epoch 1/2" in text and "Epoch 2/2" in text and "2/2" in text
+    assert "loss:" in text and "mae:" in text and "/step" in text
+
+
+def test_custom_callbacks_see_every_hook_in_order():
+    events = []
+
+    class Recorder(tf.keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            events.append("train_begin")
+
+        def on_epoch_begin(self, epoch, logs=None):
+            events.append(f"epoch{epoch}")
+
+        def on_train_batch_end(self, batch, logs=None):
+            events.append(f"batch{batch}")
+
+        def on_epoch_end(self, epoch, logs=None):
+            events.append(f"end{epoch}:" + ",".join(sorted(logs)))
+
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+    model.fit(
+        x,
+        y,
+        epochs=2,
+        batch_size=2,
+        verbose=0,
+        validation_split=0.5,
+        callbacks=[Recorder()],
+    )
+    assert events == [
+        "train_begin",
+        "epoch0",
+        "batch0",
+        "end0:loss,val_loss",
+        "epoch1",
+        "batch0",
+        "end1:loss,val_loss",
+    ]

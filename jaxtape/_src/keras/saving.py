@@ -435,10 +435,13 @@ def save_model(model, filepath) -> None:
 
 
 def _layer_from_config(entry: dict, custom_objects):
-    from jaxtape.keras import layers as layers_module
+    from jaxtape._src.keras.layers import core
 
     name = entry["class_name"]
-    cls = (custom_objects or {}).get(name) or getattr(layers_module, name, None)
+    cls = (custom_objects or {}).get(name)
+    if cls is None:
+        found = getattr(core, _LAYER_ALIASES.get(name, name), None)
+        cls = found if isinstance(found, type) and issubclass(found, Layer) else None
     if cls is None:
         raise ValueError(
             f"Unknown layer class {name!r} in the saved config; pass it in "
@@ -448,6 +451,9 @@ def _layer_from_config(entry: dict, custom_objects):
     if isinstance(cfg.get("dtype"), dict):
         cfg["dtype"] = cfg["dtype"].get("config", {}).get("name", "float32")
     return cls.from_config(_strip_keras_only(cls, cfg))
+
+
+_LAYER_ALIASES = {"MaxPool2D": "MaxPooling2D", "AvgPool2D": "AveragePooling2D"}
 
 
 _KERAS_ONLY = {

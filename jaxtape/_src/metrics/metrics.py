@@ -503,7 +503,7 @@ def get(identifier):
                 f"Unknown metric: {identifier!r}. Known names: "
                 f"{', '.join(sorted(_BY_NAME))}."
             )
-        return cls()
+        return cls(name=identifier)  # Keras logs it under the name it was given
     if callable(identifier):
         return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
     raise ValueError(f"Could not interpret metric identifier: {identifier!r}.")
