@@ -28,10 +28,11 @@ _PY_SCALARS = (float, int, bool, complex)
 class OpInfo:
     """What the dispatcher knows about one op (fixed at definition time)."""
 
-    __slots__ = ("fn", "name", "same_dtype", "differentiable")
+    __slots__ = ("fn", "eager", "name", "same_dtype", "differentiable")
 
-    def __init__(self, fn, name, same_dtype, differentiable):
+    def __init__(self, fn, name, same_dtype, differentiable, eager=None):
         self.fn = fn  # the primitive recorded on tapes: fn(*input_values, *params)
+        self.eager = eager or fn  # what computes the op eagerly (maybe jitted)
         self.name = name
         self.same_dtype = same_dtype
         self.differentiable = differentiable
@@ -198,7 +199,7 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
         value_of, input_of = _slow_value, _slow_input
     tapes = _state.tapes
     if not tapes:
-        out = info.fn(
+        out = info.eager(
             *[a._value if type(a) is Tensor else value_of(a) for a in args], *params
         )
         if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
@@ -207,7 +208,7 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
     # Recording path: variables are read through the tapes (each read a leaf).
     objs = [a if type(a) is Tensor else input_of(a) for a in args]
     vals = [o._value if type(o) is Tensor else o for o in objs]
-    out = info.fn(*vals, *params)
+    out = info.eager(*vals, *params)
     out = Tensor(out) if hasattr(out, "dtype") else _wrap(out)
     for tape in tapes:
         tape._record(info, params, objs, out)
@@ -283,6 +284,7 @@ def op(
     inputs: tuple[str, ...] | str | None = None,
     same_dtype: bool = False,
     differentiable: bool = True,
+    jit: bool = False,
 ):
     """Decorator: makes a public op of a pure body `body(*inputs, *params)`.
 
@@ -295,6 +297,9 @@ def op(
       same_dtype: apply TF's binary-op dtype rule to the inputs.
       differentiable: False for ops whose outputs carry no gradient (argmax,
         comparisons, round); such ops are never recorded, as in TF.
+      jit: compile the eager call of a body made of several jnp calls (a
+        fused layer, a loss) so that it is one XLA dispatch; tapes still
+        record the plain body.
     """
 
     def decorate(body):
@@ -315,7 +320,12 @@ def op(
         if names[: len(in_names)] != in_names:
             raise TypeError(f"{body.__name__}: inputs must be the leading parameters")
         fn = _ListCall(body, len(param_names)) if listed else body
-        info = OpInfo(fn, name or body.__name__, same_dtype, differentiable)
+        eager = None
+        if jit:  # a body of several jnp calls: one compiled dispatch per call
+            n_in = len(in_names)
+            static = tuple(range(n_in, n_in + len(param_names)))
+            eager = jax.jit(fn, static_argnums=static)
+        info = OpInfo(fn, name or body.__name__, same_dtype, differentiable, eager)
         env: dict[str, Any] = {"_dispatch": dispatch, "_info": info}
         sig_parts = []
         for p, v in sig.parameters.items():

@@ -68,7 +68,7 @@ def _cast(x, dtype):
 
 
 # -- per-sample bodies (one recorded op each) ----------------------------------------
-@op("CategoricalCrossentropy", inputs=("y_true", "y_pred"))
+@op("CategoricalCrossentropy", inputs=("y_true", "y_pred"), jit=True)
 def _categorical_crossentropy(
     y_true, y_pred, t_shape, dtype, from_logits, label_smoothing, axis, eps
 ):
@@ -83,7 +83,7 @@ def _categorical_crossentropy(
     return -jnp.sum(y_true * jnp.log(jnp.clip(p, eps, 1.0 - eps)), axis=axis)
 
 
-@op("SparseCategoricalCrossentropy", inputs=("y_true", "y_pred"))
+@op("SparseCategoricalCrossentropy", inputs=("y_true", "y_pred"), jit=True)
 def _sparse_categorical_crossentropy(
     y_true, y_pred, t_shape, dtype, from_logits, ignore_class, axis, eps
 ):
@@ -105,7 +105,7 @@ def _sparse_categorical_crossentropy(
     return loss if valid is None else jnp.where(valid, loss, 0.0)
 
 
-@op("BinaryCrossentropy", inputs=("y_true", "y_pred"))
+@op("BinaryCrossentropy", inputs=("y_true", "y_pred"), jit=True)
 def _binary_crossentropy(y_true, y_pred, t_shape, dtype, from_logits, smoothing, eps):
     y_pred = _cast(y_pred, dtype)
     y_true = _cast(y_true, dtype).reshape(t_shape)
@@ -123,26 +123,26 @@ def _binary_crossentropy(y_true, y_pred, t_shape, dtype, from_logits, smoothing,
     return jnp.mean(per, axis=-1)
 
 
-@op("MeanSquaredError", inputs=("y_true", "y_pred"))
+@op("MeanSquaredError", inputs=("y_true", "y_pred"), jit=True)
 def _mean_squared_error(y_true, y_pred, t_shape, dtype):
     d = _cast(y_pred, dtype) - _cast(y_true, dtype).reshape(t_shape)
     return jnp.mean(d * d, axis=-1)
 
 
-@op("MeanAbsoluteError", inputs=("y_true", "y_pred"))
+@op("MeanAbsoluteError", inputs=("y_true", "y_pred"), jit=True)
 def _mean_absolute_error(y_true, y_pred, t_shape, dtype):
     d = _cast(y_pred, dtype) - _cast(y_true, dtype).reshape(t_shape)
     return jnp.mean(jnp.abs(d), axis=-1)
 
 
-@op("Huber", inputs=("y_true", "y_pred"))
+@op("Huber", inputs=("y_true", "y_pred"), jit=True)
 def _huber(y_true, y_pred, t_shape, dtype, delta):
     err = jnp.abs(_cast(y_pred, dtype) - _cast(y_true, dtype).reshape(t_shape))
     quad = jnp.minimum(err, delta)
     return jnp.mean(0.5 * quad * quad + delta * (err - quad), axis=-1)
 
 
-@op("KLDivergence", inputs=("y_true", "y_pred"))
+@op("KLDivergence", inputs=("y_true", "y_pred"), jit=True)
 def _kl_divergence(y_true, y_pred, t_shape, dtype, eps):
     t = jnp.clip(_cast(y_true, dtype).reshape(t_shape), eps, 1.0)
     p = jnp.clip(_cast(y_pred, dtype), eps, 1.0)
@@ -244,14 +244,14 @@ _REDUCTIONS = {
 }
 
 
-@op("ReduceLoss", inputs=("losses",))
+@op("ReduceLoss", inputs=("losses",), jit=True)
 def _reduce(losses, reduction):
     if reduction == "sum":
         return jnp.sum(losses)
     return jnp.sum(losses) / max(losses.size, 1)
 
 
-@op("ReduceWeightedLoss", inputs=("losses", "sample_weight"))
+@op("ReduceWeightedLoss", inputs=("losses", "sample_weight"), jit=True)
 def _reduce_weighted(losses, sample_weight, reduction):
     w = jnp.asarray(sample_weight, losses.dtype)
     while w.ndim > losses.ndim and w.shape[-1] == 1:

@@ -68,7 +68,7 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa
 
 
 # -- Dense -----------------------------------------------------------------------------
-@op("Dense", inputs=("x", "kernel", "bias"))
+@op("Dense", inputs=("x", "kernel", "bias"), jit=True)
 def _dense(x, kernel, bias, act):
     y = jnp.matmul(x, kernel)
     if bias is not None:
@@ -76,7 +76,7 @@ def _dense(x, kernel, bias, act):
     return y if act is None else act(y)
 
 
-@op("DenseNoBias", inputs=("x", "kernel"))
+@op("DenseNoBias", inputs=("x", "kernel"), jit=True)
 def _dense_no_bias(x, kernel, act):
     y = jnp.matmul(x, kernel)
     return y if act is None else act(y)
@@ -237,7 +237,7 @@ class Reshape(Layer):
         return {**super().get_config(), "target_shape": list(self.target_shape)}
 
 
-@op("Dropout", inputs=("x", "key"))
+@op("Dropout", inputs=("x", "key"), jit=True)
 def _dropout(x, key, rate, noise_shape):
     keep = jax.random.bernoulli(
         jax.random.wrap_key_data(key), 1.0 - rate, noise_shape or x.shape
@@ -316,7 +316,7 @@ class Embedding(Layer):
 
 
 # -- normalization -------------------------------------------------------------------
-@op("BatchNormTrain", inputs=("x", "gamma", "beta"))
+@op("BatchNormTrain", inputs=("x", "gamma", "beta"), jit=True)
 def _bn_train(x, gamma, beta, axes, epsilon):
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
@@ -328,7 +328,7 @@ def _bn_train(x, gamma, beta, axes, epsilon):
     return y.astype(x.dtype), jnp.squeeze(mean, axes), jnp.squeeze(var, axes)
 
 
-@op("BatchNormInfer", inputs=("x", "mean", "var", "gamma", "beta"))
+@op("BatchNormInfer", inputs=("x", "mean", "var", "gamma", "beta"), jit=True)
 def _bn_infer(x, mean, var, gamma, beta, epsilon):
     y = (x - mean) * lax.rsqrt(var + epsilon)
     if gamma is not None:
@@ -429,7 +429,7 @@ class BatchNormalization(Layer):
         }
 
 
-@op("LayerNorm", inputs=("x", "gamma", "beta"))
+@op("LayerNorm", inputs=("x", "gamma", "beta"), jit=True)
 def _layer_norm(x, gamma, beta, axes, epsilon):
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
@@ -513,7 +513,7 @@ def _ntuple(v, n):
     return tuple(v) if isinstance(v, (list, tuple)) else (int(v),) * n
 
 
-@op("Conv", inputs=("x", "kernel", "bias"))
+@op("Conv", inputs=("x", "kernel", "bias"), jit=True)
 def _conv_fused(x, kernel, bias, strides, padding, dilation, act):
     nd = kernel.ndim - 2
     spatial = "DHW"[-nd:]
