@@ -344,3 +344,18 @@ def test_static_shape_arguments_survive_the_compiled_backward():
                 tf.tile(tf.expand_dims(tf.reshape(x, [2, 3]), 0), [2, 1, 1]) ** 2
             )
         np.testing.assert_allclose(tape.gradient(y, x).numpy(), 4 * x.numpy())
+
+
+def test_integer_exponents_are_exact_and_static():
+    # `x ** 3` is lax.integer_pow: exact at 0 (jnp.power's general path goes
+    # through log for traced exponents) and fixed in the compiled backward.
+    x = tf.constant([0.0, -2.0, 1.5])
+    for _ in range(3):  # eager first, then the compiled, cached backward
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(x**3 + x**-2 * 0.0 + 2.0**x)
+        g = tape.gradient(y, x).numpy()
+        assert g[1] == pytest.approx(3 * 4.0 + np.log(2) * 2.0**-2, rel=1e-6)
+        assert g[2] == pytest.approx(3 * 1.5**2 + np.log(2) * 2.0**1.5, rel=1e-6)
+    assert (tf.constant(2) ** 3).dtype == tf.int32 and int(tf.constant(2) ** 3) == 8
+    assert float(tf.constant(2.0) ** -2) == 0.25

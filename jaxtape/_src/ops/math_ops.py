@@ -77,9 +77,27 @@ mod = floormod
 
 
 @op("Pow", same_dtype=True)
-def pow(x, y, name=None):  # noqa: A001 - TF's public name
-    """Returns `x ** y` element-wise."""
+def _pow(x, y):
     return jnp.power(x, y)
+
+
+@op("IntegerPow", inputs=("x",), jit=True)
+def _integer_pow(x, n):
+    return lax.integer_pow(x, n)
+
+
+def pow(x, y, name=None):  # noqa: A001 - TF's public name
+    """Returns `x ** y` element-wise.
+
+    A Python int exponent of a float tensor (`x ** 3`) is a static part of the
+    op, as `lax.integer_pow`: one multiply chain, exact at 0, and compiled
+    backward passes do not see it as a traced value.
+    """
+    if type(y) is int and abs(y) <= 64:
+        dt = getattr(x, "dtype", None)
+        if dt is not None and (dt.is_floating or dt.is_complex):
+            return _integer_pow(x, y)
+    return _pow(x, y)
 
 
 @op("Maximum", same_dtype=True)
