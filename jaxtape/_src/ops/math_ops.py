@@ -93,7 +93,7 @@ def pow(x, y, name=None):  # noqa: A001 - TF's public name
     op, as `lax.integer_pow`: one multiply chain, exact at 0, and compiled
     backward passes do not see it as a traced value.
     """
-    if type(y) is int and abs(y) <= 64:
+    if type(y) is int and -64 <= y <= 64:
         dt = getattr(x, "dtype", None)
         if dt is not None and (dt.is_floating or dt.is_complex):
             return _integer_pow(x, y)

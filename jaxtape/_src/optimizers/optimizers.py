@@ -24,6 +24,7 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.optimizers.schedules import LearningRateSchedule
 from jaxtape._src.state.module import name_scope
+from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
 
 
@@ -237,7 +238,9 @@ class Optimizer:
             for var in var_list:
                 if id(var) in self._slots:
                     continue
-                state = tx.init(var._read_raw())
+                with creating_state():  # concrete while jaxtape.function traces
+                    zeros = jnp.zeros(var.shape, var.dtype.as_numpy_dtype)
+                    state = tx.init(zeros)
                 leaves, treedef = jax.tree.flatten(state)
                 base = var.name.split(":")[0].replace("/", "_")
                 slot_vars = [

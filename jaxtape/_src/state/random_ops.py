@@ -25,7 +25,8 @@ _DEFAULT_GLOBAL_SEED = 87654321  # TF's DEFAULT_GRAPH_SEED, used with op seeds o
 
 
 def _key_data(seed: int):
-    return jax.random.key_data(jax.random.key(np.uint32(seed % (2**32))))
+    with jax.ensure_compile_time_eval():  # concrete even inside jaxtape.function
+        return jax.random.key_data(jax.random.key(np.uint32(seed % (2**32))))
 
 
 class Generator:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
+import jax
+
 
 class _Stack(threading.local):
     def __init__(self):
@@ -45,19 +47,67 @@ class StateScope:
         return self._values[id(variable)][1]
 
 
+class RecordingScope(StateScope):
+    """A StateScope that also notes Variables it does not cover (`misses`).
+
+    Used by `jaxtape.function` while tracing: reads of an uncovered Variable see
+    its concrete value, writes to it are kept in the scope (never in the
+    Variable), and both are reported so that the caller can lift it and
+    retrace.
+    """
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.misses: dict[int, object] = {}
+        self.read: dict[int, object] = {}
+
+    def get(self, variable):
+        self.read[id(variable)] = variable
+        hit = self._values.get(id(variable))
+        if hit is None:
+            self.misses[id(variable)] = variable
+            return None
+        return hit[1]
+
+    def set(self, variable, value) -> bool:
+        if id(variable) not in self._values:
+            self.misses[id(variable)] = variable
+        self._values[id(variable)] = (variable, value)
+        self.written[id(variable)] = variable
+        return True
+
+
 def current() -> StateScope | None:
     return _stack.scopes[-1] if _stack.scopes else None
 
 
 @contextlib.contextmanager
-def state_scope(pairs):
+def state_scope(pairs, scope_class=StateScope):
     """Reads of the given Variables see the given values; writes stay in the scope.
 
     `pairs`: an iterable of `(variable, value)` (Variables are unhashable, as in TF).
     """
-    scope = StateScope(pairs)
+    scope = scope_class(pairs)
     _stack.scopes.append(scope)
     try:
         yield scope
     finally:
         _stack.scopes.pop()
+
+
+@contextlib.contextmanager
+def creating_state():
+    """Runs its body on the Variables themselves, with concrete values.
+
+    For creating state while `jaxtape.function` traces (Keras's lazy build,
+    optimizer slots): initial values must be arrays, not tracers, and the RNG
+    that draws them advances for real, as TF's `init_scope` lifts creation out
+    of the graph.
+    """
+    saved = _stack.scopes
+    _stack.scopes = []
+    try:
+        with jax.ensure_compile_time_eval():
+            yield
+    finally:
+        _stack.scopes = saved

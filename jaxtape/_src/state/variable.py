@@ -9,6 +9,8 @@ as in TF.
 from __future__ import annotations
 
 import enum
+import itertools
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -85,7 +87,8 @@ class Variable:
         if callable(initial_value) and not isinstance(
             initial_value, (Tensor, Variable)
         ):
-            with context.paused_tapes():
+            # Concrete even while jaxtape.function traces (TF's init_scope).
+            with context.paused_tapes(), _scope.creating_state():
                 initial_value = initial_value()
         np_dt = dtypes.np_dtype(dtype)
         if isinstance(initial_value, Variable):
@@ -96,7 +99,17 @@ class Variable:
             value = to_value(initial_value, np_dt)
         if np_dt is not None and value.dtype != np_dt:
             value = jnp.asarray(value).astype(np_dt)
+        if isinstance(value, jax.core.Tracer):
+            raise ValueError(
+                "A Variable was created from a traced value inside a "
+                "jaxtape.function; it would hold a tracer after the call. Create "
+                "it outside the function, or pass a callable or a NumPy value as "
+                "`initial_value` (evaluated once, as TF's init_scope does).\n"
+                "  Wrong: v = jaxtape.Variable(jaxtape.zeros([3]))  # inside\n"
+                "  Right: v = jaxtape.Variable(lambda: jaxtape.zeros([3]))"
+            )
         self._value = _place(value)
+        _register(self)
         if synchronization == VariableSynchronization.ON_READ and trainable:
             raise ValueError(
                 "Synchronization value can be set to "
@@ -270,6 +283,25 @@ class Variable:
 
     def __str__(self) -> str:
         return self.__repr__()
+
+
+_registry: dict[int, weakref.ref] = {}
+_next_id = itertools.count()
+
+
+def _register(var) -> None:
+    key = next(_next_id)
+    _registry[key] = weakref.ref(var, lambda _, key=key: _registry.pop(key, None))
+
+
+def live_variables() -> list:
+    """Every Variable still alive, in creation order (jaxtape.function lifts them)."""
+    out = []
+    for ref in list(_registry.values()):
+        var = ref()
+        if var is not None:
+            out.append(var)
+    return out
 
 
 def _place(value):

@@ -25,6 +25,7 @@ from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import regularizers
 from jaxtape._src.state.module import Module, _camel_to_snake, name_scope
+from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
 
 _logger = logging.getLogger("jaxtape")
@@ -324,7 +325,8 @@ class Layer(Module):
             initializer = "glorot_uniform" if np_dt.kind == "f" else "zeros"
         init = initializers.get(initializer)
         with context.paused_tapes(), self._scope_for_weights():
-            value = init(shape, dtype=np_dt)
+            with creating_state():  # concrete even inside jaxtape.function
+                value = init(shape, dtype=np_dt)
             var = Variable(
                 value,
                 trainable=trainable,
