@@ -161,6 +161,13 @@ from jaxtape._src.autodiff.gradient_tape import (  # noqa: F401
 from jaxtape._src.autodiff.custom_gradient import (  # noqa: F401
     custom_gradient as custom_gradient,
 )
+from jaxtape._src.function.function import function as function  # noqa: F401
+from jaxtape._src.function.control_flow import (  # noqa: F401
+    cond as cond,
+    map_fn as map_fn,
+    switch_case as switch_case,
+    while_loop as while_loop,
+)
 from jaxtape._src.compat.v1 import (  # noqa: F401
     contrib as contrib,
     enable_eager_execution as enable_eager_execution,

@@ -19,6 +19,7 @@ class _State(threading.local):
         self.device = None  # a jax.Device or None (JAX's default placement)
         self.device_spec: str | None = None
         self.init_scope_depth = 0
+        self.function_depth = 0  # > 0 while jaxtape.function traces
 
 
 state = _State()

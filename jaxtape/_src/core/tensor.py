@@ -142,6 +142,14 @@ class Tensor:
     # -- conversion ---------------------------------------------------------
     def numpy(self):
         """The value as a NumPy array (a NumPy scalar for rank 0), like TF."""
+        if isinstance(self._value, jax.core.Tracer):
+            if context.state.function_depth:
+                raise NotImplementedError(
+                    "Tensor.numpy() is not available inside jaxtape.function (as in "
+                    "tf.function): the value is not computed yet. Return the tensor "
+                    "from the function, or use `jaxtape.print` to see it at run time."
+                )
+            raise RuntimeError(_ESCAPED)
         if context.state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
         out = np.asarray(self._value)
@@ -157,6 +165,8 @@ class Tensor:
         return self._value
 
     def __bool__(self) -> bool:
+        if isinstance(self._value, jax.core.Tracer):
+            raise TypeError(_TRACED_CONTROL_FLOW.format(what="a Python `if`/`while`"))
         return bool(self._value)
 
     def __float__(self) -> float:
@@ -166,6 +176,8 @@ class Tensor:
         return int(self._value)
 
     def __index__(self) -> int:
+        if isinstance(self._value, jax.core.Tracer):
+            raise TypeError(_TRACED_CONTROL_FLOW.format(what="`range()` or indexing"))
         if not self.dtype.is_integer:
             raise TypeError(
                 f"Only integer tensors can be used as an index; got dtype "
@@ -225,6 +237,22 @@ def tree_flatten(structure):
 def tree_map(fn, structure):
     """`jax.tree_util.tree_map` with Tensors as leaves (None stays None)."""
     return jax.tree_util.tree_map(fn, structure, is_leaf=lambda x: type(x) is Tensor)
+
+
+_TRACED_CONTROL_FLOW = (
+    "A traced Tensor was used in {what} inside jaxtape.function; its value is not "
+    "known while tracing. Use `jaxtape.cond(pred, true_fn, false_fn)`, "
+    "`jaxtape.while_loop(cond, body, loop_vars)` or `jaxtape.switch_case`, or pass "
+    "a Python value instead of a Tensor (a new value retraces)."
+)
+
+
+_ESCAPED = (
+    "This Tensor holds a traced value that escaped from a jaxtape.function: it was "
+    "stored in Python state (an attribute, a global, a list) while the function "
+    "was traced, and has no value outside it. Return it from the function "
+    "instead, or keep it in a jaxtape.Variable (assign inside the function)."
+)
 
 
 def _numpy_text(value, is_repr: bool) -> str:

@@ -153,15 +153,15 @@ class _tracing:  # noqa: N801
     """Marks that a jaxtape.function trace is running (for clearer errors)."""
 
     def __enter__(self):
-        context.state.init_scope_depth += 1
+        context.state.function_depth += 1
 
     def __exit__(self, *exc):
-        context.state.init_scope_depth -= 1
+        context.state.function_depth -= 1
         return False
 
 
 def inside_function() -> bool:
-    return context.state.init_scope_depth > 0
+    return context.state.function_depth > 0
 
 
 class _CompiledCall:

@@ -15,6 +15,7 @@ from jaxtape._src.autodiff.gradient_tape import GradientTape
 from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.function.function import function
 from jaxtape._src.keras import callbacks as callbacks_module
 from jaxtape._src.losses import losses as losses_module
 from jaxtape._src.metrics import metrics as metrics_module
@@ -57,6 +58,28 @@ def _num_samples(x) -> int:
     return int(np.shape(x)[0])
 
 
+def _data(x, y, sample_weight):
+    return (x, y) if sample_weight is None else (x, y, sample_weight)
+
+
+def unpack_x_y_sample_weight(data):
+    """Keras's helper: `(x,)`, `(x, y)` or `(x, y, sample_weight)`."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError(
+        "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, "
+        f"sample_weight)`, found: {data!r}"
+    )
+
+
 def _take(x, idx):
     if x is None:
         return None
@@ -78,6 +101,7 @@ class TrainingMixin:
         self.stop_training = False
         self.history = None
         self._is_compiled = False
+        self.run_eagerly = False
 
     def compile(
         self,
@@ -92,6 +116,8 @@ class TrainingMixin:
         **kwargs,
     ):
         """Configures the model for training (Keras's `compile`)."""
+        self.run_eagerly = bool(run_eagerly)
+        self.__dict__.pop("_compiled_steps", None)
         self.optimizer = optimizers_module.get(optimizer)
         self.compiled_loss = losses_module.get(loss)
         self.compiled_metrics = [
@@ -141,7 +167,14 @@ class TrainingMixin:
             for m in self.compiled_metrics:
                 m.update_state(y, y_pred, sample_weight=sample_weight)
 
-    def train_step(self, x, y, sample_weight=None):
+    def train_step(self, data):
+        """One training step on a batch `data = (x, y[, sample_weight])`.
+
+        Override it to customize `fit` (Keras's "customizing what happens in
+        fit"); it is compiled with `jaxtape.function` unless the model was
+        compiled with `run_eagerly=True`. Returns the metrics' results.
+        """
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
@@ -149,13 +182,29 @@ class TrainingMixin:
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
         self._update_metrics(loss, y, y_pred, sample_weight, _num_samples(x))
-        return loss
+        return {m.name: m.result() for m in self.metrics}
 
-    def test_step(self, x, y, sample_weight=None):
+    def test_step(self, data):
+        """One evaluation step on `data = (x, y[, sample_weight])`."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight)
         self._update_metrics(loss, y, y_pred, sample_weight, _num_samples(x))
-        return loss
+        return {m.name: m.result() for m in self.metrics}
+
+    def predict_step(self, data):
+        x, _, _ = unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    def _step_function(self, kind):
+        """`train_step`/`test_step`/`predict_step`, compiled unless run eagerly."""
+        step = getattr(self, f"{kind}_step")
+        if self.run_eagerly:
+            return step
+        cache = self.__dict__.setdefault("_compiled_steps", {})
+        if kind not in cache:
+            cache[kind] = function(step)
+        return cache[kind]
 
     def _reset_metrics(self):
         for m in self.metrics:
@@ -208,6 +257,7 @@ class TrainingMixin:
             cbs, self, {"epochs": epochs, "steps": steps, "verbose": verbose}
         )
         self.stop_training = False
+        train = self._step_function("train")
         cb.on_train_begin()
         rng = np.random.default_rng()
         for epoch in range(initial_epoch, epochs):
@@ -217,7 +267,7 @@ class TrainingMixin:
             for step in range(steps):
                 idx = order[(step * batch_size) % n :][:batch_size]
                 cb.on_train_batch_begin(step)
-                self.train_step(_take(x, idx), _take(y, idx), _take(sample_weight, idx))
+                train(_data(_take(x, idx), _take(y, idx), _take(sample_weight, idx)))
                 cb.on_train_batch_end(step, self._logs())
             logs = self._logs()
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
@@ -253,10 +303,11 @@ class TrainingMixin:
         n = _num_samples(x)
         batch_size = batch_size or 32
         self._reset_metrics()
+        test = self._step_function("test")
         with context.paused_tapes():
             for start in range(0, n, batch_size):
                 idx = slice(start, start + batch_size)
-                self.test_step(_take(x, idx), _take(y, idx), _take(sample_weight, idx))
+                test(_data(_take(x, idx), _take(y, idx), _take(sample_weight, idx)))
         logs = self._logs()
         if verbose:  # "auto" or 1 or 2
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
@@ -271,9 +322,10 @@ class TrainingMixin:
         n = _num_samples(x)
         batch_size = batch_size or 32
         outs = []
+        predict = self._step_function("predict")
         with context.paused_tapes():
             for start in range(0, n, batch_size):
-                out = self(_take(x, slice(start, start + batch_size)), training=False)
+                out = predict((_take(x, slice(start, start + batch_size)),))
                 outs.append(np.asarray(out._value) if type(out) is Tensor else out)
         if outs and isinstance(outs[0], np.ndarray):
             return np.concatenate(outs, axis=0)
@@ -282,7 +334,9 @@ class TrainingMixin:
     def train_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._check_compiled("train_on_batch")
         self._reset_metrics()
-        self.train_step(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
+        self._step_function("train")(
+            _data(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
+        )
         logs = self._logs()
         return (
             logs
@@ -294,7 +348,9 @@ class TrainingMixin:
         self._check_compiled("test_on_batch")
         self._reset_metrics()
         with context.paused_tapes():
-            self.test_step(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
+            self._step_function("test")(
+                _data(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
+            )
         logs = self._logs()
         return (
             logs

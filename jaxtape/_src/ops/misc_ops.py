@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -31,6 +32,9 @@ def print(
     Tensors print as NumPy arrays with `summarize` elements per dimension at each
     end (-1 for all).
     """
+    if any(isinstance(getattr(x, "_value", None), jax.core.Tracer) for x in inputs):
+        _print_at_run_time(inputs, output_stream, sep, end)
+        return
     parts = []
     for x in inputs:
         if type(x) is Tensor or hasattr(x, "_read_raw"):
@@ -54,6 +58,35 @@ def print(
     stream.write(sep.join(parts) + end)
     if hasattr(stream, "flush"):
         stream.flush()
+
+
+def _print_at_run_time(inputs, output_stream, sep, end):
+    """Inside jaxtape.function: print when the compiled program runs."""
+    fmt, values = [], []
+    for x in inputs:
+        if type(x) is Tensor:
+            fmt.append("{}")
+            values.append(x._value)
+        else:
+            fmt.append(str(x).replace("{", "{{").replace("}", "}}"))
+
+    def emit(*arrays):
+        texts = iter(
+            np.array2string(np.asarray(a), separator=" ")
+            if np.ndim(a)
+            else str(np.asarray(a).item())
+            for a in arrays
+        )
+        line = sep.join(
+            next(texts) if f == "{}" else f.replace("{{", "{").replace("}}", "}")
+            for f in fmt
+        )
+        stream = sys.stderr if output_stream is None else output_stream
+        if isinstance(stream, str):
+            stream = {"stdout": sys.stdout}.get(stream, sys.stderr)
+        stream.write(line + end)
+
+    jax.debug.callback(emit, *values, ordered=True)
 
 
 def _fail(message, default):
