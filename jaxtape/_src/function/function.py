@@ -138,6 +138,13 @@ class _Trace:
 
 
 _TENSOR, _ARRAY = object(), object()
+_SINGLETON = (
+    "jaxtape.function {!r} only supports Variables created on the first call, "
+    "as tf.function does; this one creates a new Variable every time it runs. "
+    "Create it once, outside the function, or guard its creation:\n"
+    "  Wrong: def f(x): v = jaxtape.Variable(1.0); ...\n"
+    "  Right: if self.v is None: self.v = jaxtape.Variable(1.0)"
+)
 _RETURN_ERROR = (
     "jaxtape.function returned {!r}, a traced value that is not a Tensor; return "
     "Tensors (or structures of them) and plain Python values."
@@ -300,17 +307,9 @@ class Function:
                 return result
             # Variables were created (or appeared) during the trace: lift them too.
             if not first:
-                raise RuntimeError(
-                    f"jaxtape.function {self.__name__!r} created Variables on a "
-                    "later call. Like tf.function, it only supports Variables created "
-                    "on the first call; create them outside the function or guard "
-                    "their creation (`if self.v is None: ...`)."
-                )
+                raise RuntimeError(_SINGLETON.format(self.__name__))
             trace = None
-        raise RuntimeError(
-            f"jaxtape.function {self.__name__!r} kept creating Variables on every "
-            "trace; create them once, outside the function or guarded by a check."
-        )
+        raise RuntimeError(_SINGLETON.format(self.__name__))
 
     def _run(self, trace, var_vals, leaves, objs):
         if not trace.traced:
