@@ -1,13 +1,14 @@
-"""One eager training step, exactly as the seeds write it, vs hand-written JAX.
+"""One training step exactly as the seeds write it: eager, compiled, and in fit.
 
 Cases: the seed model (Dense 32 relu -> Dense 10, batch 1000,
 CategoricalCrossentropy, Adam), the MNIST MLP (784-128-10, batch 32 and 256,
 SparseCategoricalCrossentropy, Adam) and a small CNN (Conv 32 3x3 -> MaxPool
--> Dense 10, batch 64). Each jaxtape step is a Keras model called under a
-GradientTape, `tape.gradient`, `optimizer.apply_gradients`. Baselines in the
-same run: `jax.jit(jax.value_and_grad)` + an optax Adam step on the same pure
-function, and real tf.keras eager when the `parity` extra is installed.
-Median ms after warm-up; ratio = jaxtape / JAX.
+-> Dense 10, batch 64). A jaxtape step is a Keras model called under a
+GradientTape, `tape.gradient`, `optimizer.apply_gradients`: run eagerly, as a
+`jaxtape.function`, and inside `Model.fit` (ms per step). Baselines in the
+same run: `jax.jit(jax.value_and_grad)` + an optax Adam step with donated
+state on the same pure function, and real tf.keras (eager and `tf.function`)
+when the `parity` extra is installed. Median ms after warm-up.
 
 Run: python benchmarks/train_step.py [--quick]
 """
@@ -15,6 +16,7 @@ Run: python benchmarks/train_step.py [--quick]
 from __future__ import annotations
 
 import argparse
+import functools
 import platform
 import statistics
 import time
@@ -81,19 +83,36 @@ def _loss(mod, kind):
     return losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
-def keras_step(mod, kind, x, y):
+def keras_step(mod, kind, x, y, compiled=False):
     model = mod.keras.Sequential(_layers(mod, kind))
     model(x[:1])
     loss_object, optimizer = _loss(mod, kind), mod.keras.optimizers.Adam()
 
-    def step():
+    def train_step(images, labels):
         with mod.GradientTape() as tape:
-            loss = loss_object(y, model(x, training=True))
+            loss = loss_object(labels, model(images, training=True))
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return float(loss)  # forces the result, as printing a loss would
+        return loss
+
+    if compiled:
+        train_step = mod.function(train_step)
+
+    def step():
+        return float(train_step(x, y))  # forces the result, as printing would
 
     return model, step
+
+
+def fit_steps_per_s(kind, x, y, epochs):
+    """`Model.fit` (compiled train_step) on 20 batches of x; steps per second."""
+    model = jaxtape.keras.Sequential(_layers(jaxtape, kind))
+    model.compile(optimizer="adam", loss=_loss(jaxtape, kind))
+    xs, ys = np.concatenate([x] * 20), np.concatenate([y] * 20)
+    model.fit(xs, ys, batch_size=len(x), epochs=1, verbose=0, shuffle=False)
+    t0 = time.perf_counter()
+    model.fit(xs, ys, batch_size=len(x), epochs=epochs, verbose=0, shuffle=False)
+    return 20 * epochs / (time.perf_counter() - t0)
 
 
 def jax_step(kind, weights, x, y, window_pool=False):
@@ -135,7 +154,7 @@ def jax_step(kind, weights, x, y, window_pool=False):
     params = [jnp.asarray(w) for w in weights]
     state = tx.init(params)
 
-    @jax.jit
+    @functools.partial(jax.jit, donate_argnums=(0, 1))  # state updated in place
     def update(params, state, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
         updates, state = tx.update(grads, state, params)
@@ -161,8 +180,9 @@ def main():
         f"  devices {jax.devices()}"
     )
     print(
-        f"{'case':34s} {'jaxtape':>9s} {'JAX':>9s} {'ratio':>7s} {'tf.keras':>9s}"
-        f" {'TF/ours':>8s}  first call (ms)"
+        f"{'case':34s} {'eager':>8s} {'function':>9s} {'JAX':>8s} {'fn/JAX':>7s} "
+        f"{'fit/JAX':>8s} {'tf.keras':>9s} {'TF/eager':>9s} {'tf.fn':>8s} "
+        f"{'tf.fn/fn':>9s}  first call (ms): eager, function"
     )
     rng = np.random.default_rng(0)
     for name, kind, batch in [
@@ -172,25 +192,34 @@ def main():
         ("small CNN, batch 64", "cnn", 64),
     ]:
         x, y = _data(kind, batch, rng)
-        model, ours = keras_step(jaxtape, kind, x, y)
-        first = first_ms(ours)
-        second = first_ms(ours)
-        ours_ms = median_ms(ours, reps)
+        model, eager = keras_step(jaxtape, kind, x, y)
+        first_eager = first_ms(eager)
+        eager_ms = median_ms(eager, reps)
+        _, compiled = keras_step(jaxtape, kind, x, y, compiled=True)
+        first_fn = first_ms(compiled)
+        fn_ms = median_ms(compiled, reps)
         base_ms = median_ms(jax_step(kind, model.get_weights(), x, y), reps)
-        tf_col, ratio_col = f"{'-':>9s}", f"{'-':>8s}"
+        fit_ms = 1e3 / fit_steps_per_s(kind, x, y, 2 if args.quick else 5)
+        tf_cols = f"{'-':>9s} {'-':>9s} {'-':>8s} {'-':>9s}"
         if tf_real is not None:
             _, theirs = keras_step(tf_real, kind, x, y)
             tf_ms = median_ms(theirs, max(reps // 2, 10))
-            tf_col, ratio_col = f"{tf_ms:9.2f}", f"{tf_ms / ours_ms:7.1f}x"
+            _, theirs_fn = keras_step(tf_real, kind, x, y, compiled=True)
+            tf_fn_ms = median_ms(theirs_fn, reps)
+            tf_cols = (
+                f"{tf_ms:9.2f} {tf_ms / eager_ms:8.1f}x {tf_fn_ms:8.2f} "
+                f"{tf_fn_ms / fn_ms:8.2f}x"
+            )
         print(
-            f"{name:34s} {ours_ms:9.2f} {base_ms:9.2f} {ours_ms / base_ms:6.2f}x "
-            f"{tf_col} {ratio_col}  {first:.0f} then {second:.0f}"
+            f"{name:34s} {eager_ms:8.2f} {fn_ms:9.2f} {base_ms:8.2f} "
+            f"{fn_ms / base_ms:6.2f}x {fit_ms / base_ms:7.2f}x {tf_cols}  "
+            f"{first_eager:.0f}, {first_fn:.0f}"
         )
         if kind == "cnn":
             window = median_ms(jax_step(kind, model.get_weights(), x, y, True), reps)
             print(
-                f"{'  (JAX with reduce_window pooling)':34s} {'':9s} {window:9.2f} "
-                f"{window / base_ms:6.2f}x of the reshape-then-max form"
+                f"{'  (JAX with reduce_window pooling)':34s} {'':8s} {'':9s} "
+                f"{window:8.2f}  ({window / base_ms:.1f}x the reshape-then-max form)"
             )
 
 

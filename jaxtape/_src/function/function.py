@@ -119,10 +119,16 @@ class _Trace:
     def finish(self, values, new_state):
         """Writes the new state back; rebuilds the outputs (values: arrays or
         Tensors already recorded on outer tapes)."""
+        scoped = bool(_scope._stack.scopes)
         for i, val in zip(self.written, new_state):
             var = self.lifted[i]()
-            if var is not None:
-                var._write(val._value if type(val) is Tensor else val)
+            if var is None:
+                continue
+            val = val._value if type(val) is Tensor else val
+            if scoped or var._constraint is not None:
+                var._write(val)
+            else:  # fresh arrays from our own program: no checks, no copies
+                var._value = val
         it = iter(values)
         leaves = []
         for s in self.out_static:

@@ -45,15 +45,14 @@ def scale_by_keras_adam(b1=0.9, b2=0.999, eps=1e-7, amsgrad=False):
 
     def init(params):
         zeros = jax.tree.map(jnp.zeros_like, params)
-        return _AdamState(jnp.zeros([], jnp.int32), zeros, zeros, zeros)
+        nu_max = zeros if amsgrad else ()  # no dead state to carry without AMSGrad
+        return _AdamState(jnp.zeros([], jnp.int32), zeros, zeros, nu_max)
 
     def update(updates, state, params=None):
         count = state.count + 1
         mu = jax.tree.map(lambda m, g: m + (g - m) * (1 - b1), state.mu, updates)
         nu = jax.tree.map(lambda v, g: v + (g * g - v) * (1 - b2), state.nu, updates)
-        nu_max = (
-            jax.tree.map(jnp.maximum, state.nu_max, nu) if amsgrad else state.nu_max
-        )
+        nu_max = jax.tree.map(jnp.maximum, state.nu_max, nu) if amsgrad else ()
         t = count.astype(jnp.float32)
         scale = jnp.sqrt(1 - jnp.power(b2, t)) / (1 - jnp.power(b1, t))
         denom = nu_max if amsgrad else nu
