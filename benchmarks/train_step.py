@@ -45,6 +45,21 @@ def median_ms(step, reps, warmup=5):
     return statistics.median(times) * 1e3
 
 
+def interleaved_ms(steps, reps, rounds=5):
+    """Medians of several steps measured in alternating rounds (noise-fair)."""
+    for step in steps:
+        for _ in range(5):
+            step()
+    samples = [[] for _ in steps]
+    for _ in range(rounds):
+        for step, out in zip(steps, samples):
+            for _ in range(max(reps // rounds, 2)):
+                t0 = time.perf_counter()
+                step()
+                out.append(time.perf_counter() - t0)
+    return [statistics.median(s) * 1e3 for s in samples]
+
+
 def first_ms(step):
     t0 = time.perf_counter()
     step()
@@ -197,8 +212,8 @@ def main():
         eager_ms = median_ms(eager, reps)
         _, compiled = keras_step(jaxtape, kind, x, y, compiled=True)
         first_fn = first_ms(compiled)
-        fn_ms = median_ms(compiled, reps)
-        base_ms = median_ms(jax_step(kind, model.get_weights(), x, y), reps)
+        base = jax_step(kind, model.get_weights(), x, y)
+        fn_ms, base_ms = interleaved_ms([compiled, base], reps)
         fit_ms = 1e3 / fit_steps_per_s(kind, x, y, 2 if args.quick else 5)
         tf_cols = f"{'-':>9s} {'-':>9s} {'-':>8s} {'-':>9s}"
         if tf_real is not None:

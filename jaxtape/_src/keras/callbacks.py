@@ -193,6 +193,7 @@ class ProgbarLogger(Callback):
             self._console = Console(highlight=False)
             self._console.print(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}")
         self._start = time.perf_counter()
+        self._last_render = 0.0
         if self.verbose == 1:
             from rich.progress import (
                 BarColumn,
@@ -222,11 +223,16 @@ class ProgbarLogger(Callback):
             else (f"{per_step * 1e6:.0f}us/step")
         )
         parts = [f"{elapsed:.0f}s {unit}"]
-        parts += [f"{k}: {v:.4f}" for k, v in (logs or {}).items()]
+        parts += [f"{k}: {float(v):.4f}" for k, v in (logs or {}).items()]
         return " - ".join(parts)
 
     def on_train_batch_end(self, batch, logs=None):
-        if self._progress is not None:
+        if self._progress is None:
+            return
+        now = time.perf_counter()
+        last = batch + 1 == self.params.get("steps")
+        if last or now - self._last_render >= 0.1:  # reading logs syncs: throttle
+            self._last_render = now
             self._progress.update(
                 self._task, completed=batch + 1, info=self._info(logs, batch + 1)
             )

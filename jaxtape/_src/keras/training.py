@@ -267,8 +267,12 @@ class TrainingMixin:
             for step in range(steps):
                 idx = order[(step * batch_size) % n :][:batch_size]
                 cb.on_train_batch_begin(step)
-                train(_data(_take(x, idx), _take(y, idx), _take(sample_weight, idx)))
-                cb.on_train_batch_end(step, self._logs())
+                step_logs = train(
+                    _data(_take(x, idx), _take(y, idx), _take(sample_weight, idx))
+                )
+                # Tensors, as Keras 3 passes them: reading one syncs, so a
+                # callback that does not look costs nothing.
+                cb.on_train_batch_end(step, step_logs)
             logs = self._logs()
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val = self.evaluate(
