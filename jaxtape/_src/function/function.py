@@ -44,7 +44,7 @@ def _leaf_key(x):
     """The static part of an argument leaf (its value, unless it is an array)."""
     if _is_array(x):
         v = x._value if type(x) is Tensor else x
-        return ("array", tuple(np.shape(v)), str(v.dtype))
+        return ("array", tuple(np.shape(v)), v.dtype)
     if isinstance(x, Variable):
         return ("variable", id(x))
     try:
@@ -57,11 +57,11 @@ def _leaf_key(x):
 class _Trace:
     """One compiled program for one input signature."""
 
-    def __init__(self, fn, lifted, treedef, statics, n_leaves):
+    def __init__(self, fn, lifted, treedef, statics):
         self.fn = fn
         self.lifted = [weakref.ref(v) for v in lifted]
         self.avals = [(v._value.shape, v._value.dtype) for v in lifted]
-        self.treedef, self.statics, self.n_leaves = treedef, statics, n_leaves
+        self.treedef, self.statics = treedef, statics
         self.written: list[int] = []  # positions in `lifted`, filled when traced
         self.out_tree = None
         self.out_static: list = []
@@ -300,9 +300,7 @@ class Function:
         trace = self._traces.get(key)
         for _ in range(_MAX_TRACES_PER_CALL):
             if trace is None:
-                trace = _Trace(
-                    self._fn, live_variables(), structure, statics, len(leaves)
-                )
+                trace = _Trace(self._fn, live_variables(), structure, statics)
             var_vals = trace.var_values()
             first = not trace.traced
             result = self._run(trace, var_vals, leaves, objs)
