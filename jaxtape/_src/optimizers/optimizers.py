@@ -44,9 +44,11 @@ def scale_by_keras_adam(b1=0.9, b2=0.999, eps=1e-7, amsgrad=False):
     """
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        nu_max = zeros if amsgrad else ()  # no dead state to carry without AMSGrad
-        return _AdamState(jnp.zeros([], jnp.int32), zeros, zeros, nu_max)
+        def zeros():  # distinct buffers per slot (safe to donate)
+            return jax.tree.map(jnp.zeros_like, params)
+
+        nu_max = zeros() if amsgrad else ()  # no dead state without AMSGrad
+        return _AdamState(jnp.zeros([], jnp.int32), zeros(), zeros(), nu_max)
 
     def update(updates, state, params=None):
         count = state.count + 1
@@ -75,9 +77,11 @@ def scale_by_keras_nadam(b1=0.9, b2=0.999, eps=1e-7):
     """Keras's Nadam (Dozat's momentum schedule `b1 * (1 - 0.5 * 0.96^t)`)."""
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
         return _NadamState(
-            jnp.zeros([], jnp.int32), jnp.ones([], jnp.float32), zeros, zeros
+            jnp.zeros([], jnp.int32),
+            jnp.ones([], jnp.float32),
+            jax.tree.map(jnp.zeros_like, params),
+            jax.tree.map(jnp.zeros_like, params),
         )
 
     def update(updates, state, params=None):
