@@ -331,3 +331,32 @@ def test_a_custom_train_step_is_compiled():
     history = model.fit(x, y, batch_size=8, epochs=3, verbose=0)
     assert len(calls) <= 2  # traced, not run per step (12 steps)
     assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+def test_written_state_is_donated_only_when_nothing_else_holds_it():
+    v = tf.Variable(tf.zeros([1000]))
+
+    @tf.function
+    def bump():
+        v.assign_add(tf.ones([1000]))
+        return tf.reduce_sum(v)
+
+    bump()
+    bump()  # v's buffer is now one that only the compiled program produced
+    private = v._value
+    bump()
+    assert private.is_deleted()  # donated to XLA: updated in place
+    snapshot = v.read_value()  # a reader shares the buffer ...
+    bump()
+    np.testing.assert_array_equal(snapshot.numpy(), np.full(1000, 3.0))  # ... kept
+    assert float(bump()) == 5000.0 and v.numpy()[0] == 5.0
+
+    @tf.function
+    def bump_and_return():
+        v.assign_add(tf.ones([1000]))
+        return v  # an output that is the new state itself
+
+    out1 = bump_and_return()
+    bump_and_return()
+    np.testing.assert_array_equal(out1.numpy(), np.full(1000, 6.0))
+    assert v.numpy()[0] == 7.0

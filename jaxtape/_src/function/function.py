@@ -68,6 +68,7 @@ class _Trace:
         self.misses: dict[int, Variable] = {}
         self.traced = False
         self.jitted = jax.jit(self._pure)
+        self._donating: dict = {}
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -110,11 +111,41 @@ class _Trace:
         return values, new_state
 
     def var_values(self):
+        scoped = bool(_scope._stack.scopes)
         out = []
         for r, (shape, dtype) in zip(self.lifted, self.avals):
             v = r()
-            out.append(v._read_raw() if v is not None else _placeholder(shape, dtype))
+            if v is None:
+                out.append(_placeholder(shape, dtype))
+            else:  # `_value` directly: reading for our own call shares nothing
+                out.append(v._read_raw() if scoped else v._value)
         return out
+
+    def call(self, var_vals, leaves):
+        """Runs the program, donating the written state nobody else has seen.
+
+        A written Variable's buffer is donated (updated in place by XLA) when
+        the previous compiled call produced it and nothing read it since
+        (`Variable._fresh`); a Tensor from `read_value()` would alias it.
+        """
+        mask = tuple(
+            i for i in self.written if (v := self.lifted[i]()) is not None and v._fresh
+        )
+        if not mask or len(mask) != len(self.written):
+            # Some state was read (or set) outside: run without donation, so a
+            # program compiles at most twice (plain, and all written donated).
+            return self.jitted(var_vals, leaves)
+        fn = self._donating.get(mask)
+        if fn is None:
+            closed = self.jitted.trace(var_vals, leaves).jaxpr
+
+            def flat(*args):
+                return jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+            fn = self._donating[mask] = jax.jit(flat, donate_argnums=mask)
+        out = fn(*var_vals, *leaves)
+        n = sum(1 for s in self.out_static if s is _TENSOR or s is _ARRAY)
+        return list(out[:n]), list(out[n:])
 
     def finish(self, values, new_state):
         """Writes the new state back; rebuilds the outputs (values: arrays or
@@ -129,6 +160,7 @@ class _Trace:
                 var._write(val)
             else:  # fresh arrays from our own program: no checks, no copies
                 var._value = val
+                var._fresh = not any(val is o for o in values)
         it = iter(values)
         leaves = []
         for s in self.out_static:
@@ -323,7 +355,7 @@ class Function:
                 return None
         if context.state.tapes:
             return self._run_recorded(trace, var_vals, objs)
-        values, new_state = trace.jitted(var_vals, leaves)
+        values, new_state = trace.call(var_vals, leaves)
         return trace.finish(values, new_state)
 
     def _run_recorded(self, trace, var_vals, objs):

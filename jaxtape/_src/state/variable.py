@@ -57,6 +57,7 @@ class Variable:
         "_trainable",
         "_constraint",
         "_shape",
+        "_fresh",
         "synchronization",
         "aggregation",
         "__weakref__",
@@ -109,6 +110,9 @@ class Variable:
                 "  Right: v = jaxtape.Variable(lambda: jaxtape.zeros([3]))"
             )
         self._value = _place(value)
+        # True while `_value` is a buffer that only jaxtape.function wrote and
+        # nothing has read since: the next compiled call may donate it.
+        self._fresh = False
         _register(self)
         if synchronization == VariableSynchronization.ON_READ and trainable:
             raise ValueError(
@@ -135,6 +139,7 @@ class Variable:
             val = _scopes.scopes[-1].get(self)
             if val is not None:
                 return val
+        self._fresh = False  # the buffer may now be shared: never donate it
         return self._value
 
     def read_value(self) -> Tensor:
@@ -271,6 +276,7 @@ class Variable:
         if self._constraint is not None:
             value = to_value(self._constraint(Tensor(jnp.asarray(value))))
         self._value = _place_like(value, self._value)
+        self._fresh = False
 
     # -- printing -------------------------------------------------------------
     def __repr__(self) -> str:
