@@ -151,6 +151,7 @@ class _Trace:
         """Writes the new state back; rebuilds the outputs (values: arrays or
         Tensors already recorded on outer tapes)."""
         scoped = bool(_scope._stack.scopes)
+        out_ids = {id(v) for v in values}  # state also returned as an output
         for i, val in zip(self.written, new_state):
             var = self.lifted[i]()
             if var is None:
@@ -160,7 +161,7 @@ class _Trace:
                 var._write(val)
             else:  # fresh arrays from our own program: no checks, no copies
                 var._value = val
-                var._fresh = not any(val is o for o in values)
+                var._fresh = id(val) not in out_ids
         it = iter(values)
         leaves = []
         for s in self.out_static:
@@ -264,6 +265,7 @@ class Function:
             None if input_signature is None else list(input_signature)
         )
         self._traces: dict = {}
+        self._fast_traces: dict = {}  # all-array calls: (shape, dtype) per arg
         self._tracing_count = 0
         functools.update_wrapper(self, python_function)
 
@@ -325,9 +327,31 @@ class Function:
                     "input_signature."
                 )
 
+    def _fast_key(self, args, kwargs):
+        """A cheap key when every argument is an array (the training-step case)."""
+        if kwargs or self._input_signature is not None:
+            return None
+        key = []
+        for a in args:
+            t = type(a)
+            if t is Tensor:
+                v = a._value
+            elif t is np.ndarray or isinstance(a, jax.Array):
+                v = a
+            else:
+                return None
+            key.append((v.shape, v.dtype))
+        return tuple(key)
+
     def __call__(self, *args, **kwargs):
         if inside_function():  # a compiled function called while tracing: inline
             return self._fn(*args, **kwargs)
+        fast = self._fast_key(args, kwargs)
+        trace = self._fast_traces.get(fast) if fast is not None else None
+        if trace is not None and not context.state.tapes:
+            leaves = [a._value if type(a) is Tensor else a for a in args]
+            values, new_state = trace.call(trace.var_values(), leaves)
+            return trace.finish(values, new_state)
         key, structure, statics, leaves, objs = self._signature(args, kwargs)
         trace = self._traces.get(key)
         for _ in range(_MAX_TRACES_PER_CALL):
@@ -340,6 +364,8 @@ class Function:
                 self._tracing_count += 1
             if not trace.misses:
                 self._traces[key] = trace
+                if fast is not None:
+                    self._fast_traces[fast] = trace
                 return result
             # Variables were created (or appeared) during the trace: lift them too.
             if not first:
