@@ -177,6 +177,7 @@ def jax_step(kind, weights, x, y, window_pool=False):
         return optax.apply_updates(params, updates), state, loss
 
     box = {"p": params, "s": state}
+
     def step():  # the same NumPy batch as the jaxtape steps get (same transfer)
         box["p"], box["s"], loss = update(box["p"], box["s"], x, y)
         return float(loss)
