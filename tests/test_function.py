@@ -360,3 +360,35 @@ def test_written_state_is_donated_only_when_nothing_else_holds_it():
     bump_and_return()
     np.testing.assert_array_equal(out1.numpy(), np.full(1000, 6.0))
     assert v.numpy()[0] == 7.0
+
+
+def test_seed_004_loop_compiled_matches_eager():
+    # Seed 004's step (reshape, one_hot, squared error / batch) under tf.function.
+    rng = np.random.default_rng(4)
+    images = rng.random((16, 28, 28)).astype(np.float32)
+    digits = rng.integers(0, 10, 16)
+    weights = []
+    for compiled in (False, True):
+        tf.random.set_seed(3)
+        model = tf.keras.Sequential(
+            [tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)]
+        )
+        optimizer = tf.keras.optimizers.SGD(0.01)
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                x = tf.reshape(x, (-1, 28 * 28))
+                out = model(x)
+                y_onehot = tf.one_hot(y, depth=10)
+                loss = tf.square(out - y_onehot)
+                loss = tf.reduce_sum(loss) / x.shape[0]
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        step = tf.function(train_step) if compiled else train_step
+        losses = [float(step(images, digits)) for _ in range(4)]
+        assert losses[-1] < losses[0]
+        weights.append(model.get_weights())
+    for a, b in zip(*weights):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
