@@ -99,26 +99,10 @@ class Recorder:
                 f"`{info.name}` (no gradient, as in TF) consumed a tracked tensor"
             )
             return
-        if type(out) is Tensor:
-            if out._value.dtype not in _FLOAT_DTYPES:
-                self.notes.append(
-                    f"`{info.name}` produced only integer/bool outputs "
-                    "from a tracked tensor"
-                )
-                return
-            ins = tuple(
-                ids[id(o)] if type(o) is Tensor and id(o) in ids else self._const(o)
-                for o in objs
-            )
-            ref = len(self.tensors)
-            ids[id(out)] = ref
-            self.tensors.append(out)
-            self.born.append(len(self.nodes))
-            self.producer.append(len(self.nodes))
-            self.nodes.append((info.fn, params, ins, (ref,), False))
-            return
-        outs = tree_flatten(out)[0]
-        if not any(_float_out(t) for t in outs):
+        multi = type(out) is not Tensor
+        outs = tree_flatten(out)[0] if multi else (out,)
+        floats = [t._value.dtype in _FLOAT_DTYPES for t in outs]
+        if not any(floats):
             self.notes.append(
                 f"`{info.name}` produced only integer/bool outputs from "
                 "a tracked tensor"
@@ -129,18 +113,16 @@ class Recorder:
             for o in objs
         )
         k = len(self.nodes)
-        out_refs = []
-        for t in outs:
-            if _float_out(t):
-                ref = len(self.tensors)
-                ids[id(t)] = ref
-                self.tensors.append(t)
-                self.born.append(k)
-                self.producer.append(k)
-                out_refs.append(ref)
-            else:
-                out_refs.append(-1)
-        self.nodes.append((info.fn, params, ins, tuple(out_refs), True))
+        out_refs = tuple(self._output(t, k) if f else -1 for t, f in zip(outs, floats))
+        self.nodes.append((info.fn, params, ins, out_refs, multi))
+
+    def _output(self, t: Tensor, node: int) -> int:
+        ref = len(self.tensors)
+        self.ids[id(t)] = ref
+        self.tensors.append(t)
+        self.born.append(node)
+        self.producer.append(node)
+        return ref
 
     def _const(self, o) -> int:
         # Deduplicated by identity: the literal `1.0` of a loop is one constant.

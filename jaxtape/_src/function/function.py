@@ -65,6 +65,7 @@ class _Trace:
         self.written: list[int] = []  # positions in `lifted`, filled when traced
         self.out_tree = None
         self.out_static: list = []
+        self.n_values = 0  # Tensor/array outputs, filled when traced
         self.misses: dict[int, Variable] = {}
         self.traced = False
         self.jitted = jax.jit(self._pure)
@@ -107,6 +108,7 @@ class _Trace:
                 if isinstance(leaf, jax.core.Tracer):
                     raise TypeError(_RETURN_ERROR.format(leaf))
                 self.out_static.append(leaf)
+        self.n_values = len(values)
         new_state = [scope.value_of(lifted[i]) for i in self.written]
         return values, new_state
 
@@ -144,8 +146,7 @@ class _Trace:
 
             fn = self._donating[mask] = jax.jit(flat, donate_argnums=mask)
         out = fn(*var_vals, *leaves)
-        n = sum(1 for s in self.out_static if s is _TENSOR or s is _ARRAY)
-        return list(out[:n]), list(out[n:])
+        return list(out[: self.n_values]), list(out[self.n_values :])
 
     def finish(self, values, new_state):
         """Writes the new state back; rebuilds the outputs (values: arrays or
@@ -405,8 +406,7 @@ class Function:
             (),
         )
         out = list(out) if isinstance(out, tuple) else [out]
-        n_out = sum(1 for s in trace.out_static if s is _TENSOR or s is _ARRAY)
-        return trace.finish(out[:n_out], out[n_out:])
+        return trace.finish(out[: trace.n_values], out[trace.n_values :])
 
     # -- inspection ------------------------------------------------------------------
     def get_concrete_function(self, *args, **kwargs):

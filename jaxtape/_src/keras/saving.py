@@ -17,7 +17,6 @@ import datetime
 import io
 import json
 import os
-import re
 import tempfile
 import zipfile
 
@@ -25,6 +24,7 @@ import h5py
 import numpy as np
 
 from jaxtape._src.keras.layers.base import Layer
+from jaxtape._src.state.module import _camel_to_snake
 
 _SKIP_ATTRS = {
     "_tracked",
@@ -40,11 +40,6 @@ _SKIP_ATTRS = {
     "history",
     "_input_layers",
 }
-
-
-def _snake(name: str) -> str:
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
 
 
 def _unique(base: str, used: dict) -> str:
@@ -96,7 +91,7 @@ def _walk_container(container, path, visited, visit, seen_containers):
     used: dict = {}
     for item in items:
         if isinstance(item, Layer):
-            name = _unique(_snake(type(item).__name__), used)
+            name = _unique(_camel_to_snake(type(item).__name__), used)
             _walk(item, f"{path}/{name}", visited, visit)
         elif isinstance(item, (list, tuple, dict)):
             name = _unique("container", used)

@@ -43,7 +43,7 @@ class Metric(Module):
     """
 
     def __init__(self, name=None, dtype=None):
-        super().__init__(name=name or _snake(type(self).__name__))
+        super().__init__(name=name)  # Module's default: the snake-cased class
         self._dtype = np.dtype(dtypes.np_dtype(dtype or "float32"))
         self._state_vars: list[Variable] = []
         with context.paused_tapes(), name_scope(self.name):
@@ -102,12 +102,6 @@ class Metric(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
-
-
-def _snake(name):
-    from jaxtape._src.state.module import _camel_to_snake
-
-    return _camel_to_snake(name)
 
 
 def _weights_like(values, sample_weight):
@@ -324,56 +318,33 @@ class _ThresholdMetric(Metric):
 
     def _init_state(self):
         z = np.zeros(len(self.thresholds), np.float32)
-        return [("true_positives", z), self._second_state()]
+        return [("true_positives", z), (self._OTHER_NAME, z)]
 
     def _static(self):
-        return (self.thresholds, self.class_id, self.top_k, self._single)
+        return (self.thresholds, self.class_id, self.top_k, self._single, self._OTHER)
 
     @staticmethod
-    def _finish(single, value):
-        return value[0] if single else value
+    def _update(static, state, y_true, y_pred, sample_weight):
+        thresholds, class_id, top_k, _, other = static
+        counts = _confusion(thresholds, y_true, y_pred, sample_weight, class_id, top_k)
+        return state[0] + counts[0], state[1] + counts[other]
+
+    @staticmethod
+    def _result(static, state):
+        value = _safe_div(state[0], state[0] + state[1])
+        return value[0] if static[3] else value
 
 
 class Precision(_ThresholdMetric):
     """`tp / (tp + fp)` at each threshold (0.5 by default)."""
 
-    def _second_state(self):
-        return ("false_positives", np.zeros(len(self.thresholds), np.float32))
-
-    @staticmethod
-    def _update(static, state, y_true, y_pred, sample_weight):
-        thresholds, class_id, top_k, _ = static
-        tp, fp, _, _ = _confusion(
-            thresholds, y_true, y_pred, sample_weight, class_id, top_k
-        )
-        return state[0] + tp, state[1] + fp
-
-    @staticmethod
-    def _result(static, state):
-        return _ThresholdMetric._finish(
-            static[3], _safe_div(state[0], state[0] + state[1])
-        )
+    _OTHER, _OTHER_NAME = 1, "false_positives"  # index in (tp, fp, tn, fn)
 
 
 class Recall(_ThresholdMetric):
     """`tp / (tp + fn)` at each threshold (0.5 by default)."""
 
-    def _second_state(self):
-        return ("false_negatives", np.zeros(len(self.thresholds), np.float32))
-
-    @staticmethod
-    def _update(static, state, y_true, y_pred, sample_weight):
-        thresholds, class_id, top_k, _ = static
-        tp, _, _, fn = _confusion(
-            thresholds, y_true, y_pred, sample_weight, class_id, top_k
-        )
-        return state[0] + tp, state[1] + fn
-
-    @staticmethod
-    def _result(static, state):
-        return _ThresholdMetric._finish(
-            static[3], _safe_div(state[0], state[0] + state[1])
-        )
+    _OTHER, _OTHER_NAME = 3, "false_negatives"
 
 
 class AUC(Metric):

@@ -23,7 +23,7 @@ from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.optimizers.schedules import LearningRateSchedule
-from jaxtape._src.state.module import name_scope
+from jaxtape._src.state.module import _camel_to_snake, name_scope
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
 
@@ -156,7 +156,7 @@ class Optimizer:
             )
         if use_ema:
             raise NotImplementedError("use_ema is not supported by jaxtape yet.")
-        self.name = name or _snake(type(self).__name__)
+        self.name = name or _camel_to_snake(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue = clipnorm, clipvalue
         self.global_clipnorm = global_clipnorm
@@ -418,12 +418,6 @@ def _grad_value(g):
     return jnp.asarray(to_value(g))
 
 
-def _snake(name: str) -> str:
-    from jaxtape._src.state.module import _camel_to_snake
-
-    return _camel_to_snake(name)
-
-
 # -- the optimizers -----------------------------------------------------------------
 class SGD(Optimizer):
     """Gradient descent with optional (Nesterov) momentum, Keras's form:
@@ -554,36 +548,31 @@ class Adadelta(Optimizer):
         return {"rho": self.rho, "epsilon": self.epsilon}
 
 
-class Adamax(Optimizer):
-    """Adamax (infinity-norm Adam; Keras's eps 1e-7)."""
+class _BetaOptimizer(Optimizer):
+    """Adamax and Nadam: the same hyperparameters, Keras's defaults."""
 
     def __init__(
         self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kw
     ):
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         super().__init__(learning_rate=learning_rate, **kw)
+
+    def _hyper(self):
+        return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
+
+
+class Adamax(_BetaOptimizer):
+    """Adamax (infinity-norm Adam; Keras's eps 1e-7)."""
 
     def _transform(self):
         return optax.scale_by_adamax(b1=self.beta_1, b2=self.beta_2, eps=self.epsilon)
 
-    def _hyper(self):
-        return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
 
-
-class Nadam(Optimizer):
+class Nadam(_BetaOptimizer):
     """Nadam with Keras's momentum schedule."""
-
-    def __init__(
-        self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kw
-    ):
-        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
-        super().__init__(learning_rate=learning_rate, **kw)
 
     def _transform(self):
         return scale_by_keras_nadam(self.beta_1, self.beta_2, self.epsilon)
-
-    def _hyper(self):
-        return {"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
 
 
 _BY_NAME = {

@@ -32,25 +32,23 @@ class LearningRateSchedule:
         return cls(**cfg)
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """`initial * decay_rate ** (step / decay_steps)` (floored when `staircase`)."""
+class _TimeDecay(LearningRateSchedule):
+    """Shared by the decays of `step / decay_steps` (floored when `staircase`)."""
 
     def __init__(
         self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None
     ):
         if decay_steps <= 0:
             raise ValueError(
-                f"ExponentialDecay: decay_steps must be > 0; got {decay_steps}."
+                f"{type(self).__name__}: decay_steps must be > 0; got {decay_steps}."
             )
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps, self.decay_rate = decay_steps, decay_rate
         self.staircase, self.name = staircase, name
 
-    def _at(self, step):
+    def _progress(self, step):
         p = jnp.asarray(step, jnp.float32) / self.decay_steps
-        if self.staircase:
-            p = jnp.floor(p)
-        return self.initial_learning_rate * jnp.power(jnp.float32(self.decay_rate), p)
+        return jnp.floor(p) if self.staircase else p
 
     def get_config(self):
         return {
@@ -60,6 +58,14 @@ class ExponentialDecay(LearningRateSchedule):
             "staircase": self.staircase,
             "name": self.name,
         }
+
+
+class ExponentialDecay(_TimeDecay):
+    """`initial * decay_rate ** (step / decay_steps)` (floored when `staircase`)."""
+
+    def _at(self, step):
+        p = self._progress(step)
+        return self.initial_learning_rate * jnp.power(jnp.float32(self.decay_rate), p)
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -125,27 +131,10 @@ class CosineDecay(LearningRateSchedule):
         }
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_TimeDecay):
     """`initial / (1 + decay_rate * step / decay_steps)` (floored when `staircase`)."""
 
-    def __init__(
-        self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None
-    ):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps, self.decay_rate = decay_steps, decay_rate
-        self.staircase, self.name = staircase, name
-
     def _at(self, step):
-        p = jnp.asarray(step, jnp.float32) / self.decay_steps
-        if self.staircase:
-            p = jnp.floor(p)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
-
-    def get_config(self):
-        return {
-            "initial_learning_rate": self.initial_learning_rate,
-            "decay_steps": self.decay_steps,
-            "decay_rate": self.decay_rate,
-            "staircase": self.staircase,
-            "name": self.name,
-        }
+        return self.initial_learning_rate / (
+            1.0 + self.decay_rate * self._progress(step)
+        )

@@ -316,26 +316,31 @@ class Embedding(Layer):
 
 
 # -- normalization -------------------------------------------------------------------
-@op("BatchNormTrain", inputs=("x", "gamma", "beta"), jit=True)
-def _bn_train(x, gamma, beta, axes, epsilon):
-    mean = jnp.mean(x, axis=axes, keepdims=True)
-    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
-    y = (x - mean) * lax.rsqrt(var + epsilon)
-    if gamma is not None:
-        y = y * gamma
-    if beta is not None:
-        y = y + beta
-    return y.astype(x.dtype), jnp.squeeze(mean, axes), jnp.squeeze(var, axes)
-
-
-@op("BatchNormInfer", inputs=("x", "mean", "var", "gamma", "beta"), jit=True)
-def _bn_infer(x, mean, var, gamma, beta, epsilon):
+def _normalize(x, mean, var, gamma, beta, epsilon):
+    """`(x - mean) / sqrt(var + epsilon)`, then the optional scale and offset."""
     y = (x - mean) * lax.rsqrt(var + epsilon)
     if gamma is not None:
         y = y * gamma
     if beta is not None:
         y = y + beta
     return y.astype(x.dtype)
+
+
+def _moments(x, axes):
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    return mean, jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+
+
+@op("BatchNormTrain", inputs=("x", "gamma", "beta"), jit=True)
+def _bn_train(x, gamma, beta, axes, epsilon):
+    mean, var = _moments(x, axes)
+    y = _normalize(x, mean, var, gamma, beta, epsilon)
+    return y, jnp.squeeze(mean, axes), jnp.squeeze(var, axes)
+
+
+@op("BatchNormInfer", inputs=("x", "mean", "var", "gamma", "beta"), jit=True)
+def _bn_infer(x, mean, var, gamma, beta, epsilon):
+    return _normalize(x, mean, var, gamma, beta, epsilon)
 
 
 class BatchNormalization(Layer):
@@ -431,14 +436,7 @@ class BatchNormalization(Layer):
 
 @op("LayerNorm", inputs=("x", "gamma", "beta"), jit=True)
 def _layer_norm(x, gamma, beta, axes, epsilon):
-    mean = jnp.mean(x, axis=axes, keepdims=True)
-    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
-    y = (x - mean) * lax.rsqrt(var + epsilon)
-    if gamma is not None:
-        y = y * gamma
-    if beta is not None:
-        y = y + beta
-    return y.astype(x.dtype)
+    return _normalize(x, *_moments(x, axes), gamma, beta, epsilon)
 
 
 class LayerNormalization(Layer):
