@@ -181,3 +181,32 @@ def test_model_checkpoint_saves_the_best_epoch(tmp_path):
     restored.load_weights(path)
     restored.compile(loss="mse")
     assert restored.evaluate(x, y, verbose=0) == pytest.approx(min(seen), rel=1e-4)
+
+
+def test_layer_names_and_container_paths_follow_keras_snake_case(tf, tmp_path):
+    # Keras names Conv2D "conv2d" (tf.Module's rule would give "conv2_d"); the
+    # weights file addresses list items by that name.
+    assert jt.keras.layers.Conv2D(2, 3).name.startswith("conv2d")
+
+    def build(mod):
+        class Net(mod.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.convs = [
+                    mod.keras.layers.Conv2D(2, 3),
+                    mod.keras.layers.Conv2D(2, 3),
+                ]
+
+            def call(self, x):
+                return self.convs[1](self.convs[0](x))
+
+        model = Net()
+        model(np.zeros((1, 7, 7, 1), np.float32))
+        return model
+
+    theirs = _perturbed(build(tf))
+    theirs.save_weights(tmp_path / "c.weights.h5")
+    ours = build(jt)
+    ours.load_weights(tmp_path / "c.weights.h5")
+    x = np.random.default_rng(0).random((2, 7, 7, 1)).astype(np.float32)
+    np.testing.assert_allclose(ours.predict(x), theirs.predict(x, verbose=0), atol=1e-5)

@@ -23,8 +23,7 @@ import zipfile
 import h5py
 import numpy as np
 
-from jaxtape._src.keras.layers.base import Layer
-from jaxtape._src.state.module import _camel_to_snake
+from jaxtape._src.keras.layers.base import Layer, keras_snake
 
 _SKIP_ATTRS = {
     "_tracked",
@@ -91,7 +90,7 @@ def _walk_container(container, path, visited, visit, seen_containers):
     used: dict = {}
     for item in items:
         if isinstance(item, Layer):
-            name = _unique(_camel_to_snake(type(item).__name__), used)
+            name = _unique(keras_snake(type(item).__name__), used)
             _walk(item, f"{path}/{name}", visited, visit)
         elif isinstance(item, (list, tuple, dict)):
             name = _unique("container", used)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import inspect
 import logging
+import re
 import threading
 
 import jax
@@ -24,12 +25,18 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import regularizers
-from jaxtape._src.state.module import Module, _camel_to_snake, name_scope
+from jaxtape._src.state.module import Module, name_scope
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
 
 _logger = logging.getLogger("jaxtape")
 _uids: collections.defaultdict = collections.defaultdict(int)
+
+
+def keras_snake(name: str) -> str:
+    """Keras's snake-casing (`Conv2D` -> `conv2d`; tf.Module's gives `conv2_d`)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", re.sub(r"\W+", "", name))
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def unique_name(base: str) -> str:
@@ -156,7 +163,7 @@ class Layer(Module):
                 f"{sorted(kwargs)}."
             )
         if name is None:
-            name = unique_name(_camel_to_snake(type(self).__name__))
+            name = unique_name(keras_snake(type(self).__name__))
         super().__init__(name=name)
         self._trainable = bool(trainable)
         self.built = False
