@@ -23,6 +23,7 @@ from jaxtape._src.core.dtypes import (  # noqa: F401
     uint32 as uint32,
     uint64 as uint64,
 )
+from jaxtape._src.core.device import device as device  # noqa: F401
 from jaxtape._src.core.tensor import (  # noqa: F401
     Tensor as Tensor,
     TensorShape as TensorShape,
@@ -177,6 +178,7 @@ from jaxtape._src.compat.v1 import (  # noqa: F401
 from jaxtape import (  # noqa: F401,E402
     keras as keras,
     autodiff as autodiff,
+    config as config,
     debug as debug,
     debugging as debugging,
     errors as errors,
@@ -185,6 +187,7 @@ from jaxtape import (  # noqa: F401,E402
     math as math,
     nn as nn,
     random as random,
+    test as test,
 )
 
 __version__ = "0.1.0"

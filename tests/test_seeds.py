@@ -218,3 +218,44 @@ def test_seed_004_tape_loss_and_onehot():
     grads = tape.gradient(loss, [w])
     expected = 2 * x.numpy().T @ (out.numpy() - y_onehot.numpy()) / 8
     np.testing.assert_allclose(grads[0].numpy(), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_seed_004_device_placement(capsys):
+    # The seed leaves `n` to the reader; on a CPU-only machine TF places the
+    # '/gpu:0' half on the CPU (soft placement), and so does jaxtape.
+    n = 10
+    # 创建在 CPU 环境上运算的 2 个矩阵
+    with tf.device('/cpu:0'):
+        cpu_a = tf.random.normal([1, n])
+        cpu_b = tf.random.normal([n, 1])
+        print(cpu_a.device, cpu_b.device)
+    # 创建使用 GPU 环境运算的 2 个矩阵
+    with tf.device('/gpu:0'):
+        gpu_a = tf.random.normal([1, n])
+        gpu_b = tf.random.normal([n, 1])
+        print(gpu_a.device, gpu_b.device)
+    lines = capsys.readouterr().out.splitlines()
+    cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
+    assert lines[0] == f"{cpu} {cpu}"
+    kind = "GPU" if tf.config.list_physical_devices('GPU') else "CPU"
+    assert lines[1].split() == [f"/job:localhost/replica:0/task:0/device:{kind}:0"] * 2
+    assert list(gpu_a._value.devices())[0].platform == kind.lower()
+
+
+def test_seed_004_memory_growth(capsys):
+    # The seed's block with its line breaks restored (it prints `except ...` on
+    # the `set_memory_growth` line).
+    # 设置 GPU 显存使用方式
+    # 获取 GPU 设备列表
+    gpus = tf.config.experimental.list_physical_devices('GPU')
+    if gpus:
+        try:
+            # 设置 GPU 为增长式占用
+            for gpu in gpus:
+                tf.config.experimental.set_memory_growth(gpu, True)
+        except RuntimeError as e:
+            # 打印异常
+            print(e)
+    assert capsys.readouterr().out == ""
+    for gpu in gpus:
+        assert tf.config.experimental.get_memory_growth(gpu)

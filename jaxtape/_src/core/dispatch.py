@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxtape._src.core import context, dtypes, errors
+from jaxtape._src.core import context, device, dtypes, errors
 from jaxtape._src.core.tensor import Tensor
 
 _state = context.state
@@ -199,16 +199,25 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
         value_of, input_of = _slow_value, _slow_input
     tapes = _state.tapes
     if not tapes:
-        out = info.eager(
-            *[a._value if type(a) is Tensor else value_of(a) for a in args], *params
-        )
+        vals = [a._value if type(a) is Tensor else value_of(a) for a in args]
+        if _state.device is not None:
+            vals = [_placed(v) for v in vals]
+        try:
+            out = info.eager(*vals, *params)
+        except ValueError as e:
+            out = _on_one_device(info.eager, vals, params, e)
         if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
             return _wrap(out)
         return Tensor(out)
     # Recording path: variables are read through the tapes (each read a leaf).
     objs = [a if type(a) is Tensor else input_of(a) for a in args]
     vals = [o._value if type(o) is Tensor else o for o in objs]
-    out = info.eager(*vals, *params)
+    if _state.device is not None:
+        vals = [_placed(v) for v in vals]
+    try:
+        out = info.eager(*vals, *params)
+    except ValueError as e:
+        out = _on_one_device(info.eager, vals, params, e)
     out = Tensor(out) if hasattr(out, "dtype") else _wrap(out)
     for tape in tapes:
         tape._record(info, params, objs, out)
@@ -222,10 +231,30 @@ def dispatch_raw(info: OpInfo, objs: list, params: tuple):
     Python scalar stays a weakly typed Python scalar.
     """
     vals = [o._value if type(o) is Tensor else o for o in objs]
-    out = _wrap(info.fn(*vals, *params))
+    if _state.device is not None:
+        vals = [_placed(v) for v in vals]
+    try:
+        out = _wrap(info.fn(*vals, *params))
+    except ValueError as e:
+        out = _wrap(_on_one_device(info.fn, vals, params, e))
     for tape in _state.tapes:
         tape._record(info, params, objs, out)
     return out
+
+
+def _placed(v):
+    # Under `jaxtape.device`: arrays move to that device (Python scalars stay weak).
+    return device.place(v) if isinstance(v, (jax.Array, np.ndarray)) else v
+
+
+def _on_one_device(fn, vals, params, error):
+    # TF copies inputs that live on different devices to the op's device; JAX
+    # refuses. Outside a device scope that is the default device.
+    if "incompatible devices" not in str(error):
+        raise error
+    default = jax.devices()[0]
+    vals = [jax.device_put(v, default) if isinstance(v, jax.Array) else v for v in vals]
+    return fn(*vals, *params)
 
 
 def _slow_value(a):

@@ -10,6 +10,7 @@ import jax
 import numpy as np
 
 from jaxtape._src.core import context, dtypes
+from jaxtape._src.core.device import device_name
 
 
 class TensorShape(tuple):
@@ -279,9 +280,7 @@ def device_string(value) -> str:
         return ""
     if len(devices) != 1:
         return ""
-    d = next(iter(devices))
-    kind = "GPU" if d.platform in ("gpu", "cuda", "rocm") else d.platform.upper()
-    return f"/job:localhost/replica:0/task:0/device:{kind}:{d.id}"
+    return device_name(next(iter(devices)))
 
 
 class TensorSpec:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import context, dtypes
+from jaxtape._src.core import context, device, dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops.array_ops import _shape
@@ -16,12 +16,9 @@ from jaxtape._src.ops.array_ops import _shape
 
 def _put(value):
     """A jax array on the current `jaxtape.device` (JAX's default placement if none)."""
-    device = context.state.device
-    if device is None:
+    if context.state.device is None:
         return jnp.asarray(value)
-    import jax
-
-    return jax.device_put(value, device)
+    return device.place(value)
 
 
 def constant(value, dtype=None, shape=None, name=None) -> Tensor:

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import dtypes
+from jaxtape._src.core import device, dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import math_ops
@@ -62,7 +62,7 @@ class Generator:
             key = jax.random.wrap_key_data(self.state._read_raw())
             new, sub = jax.random.split(key)
             self.state._write(jax.random.key_data(new))
-        return sub
+        return device.place(sub)  # samples are drawn where the key is
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None):
         return _scaled(
@@ -140,7 +140,8 @@ class _GlobalSeeds:
         if self.generator is None:
             from jaxtape._src.core import context
 
-            with context.paused_tapes():
+            # Process-wide state: on the default device whatever scope is open.
+            with context.paused_tapes(), device.device(None):
                 self.generator = Generator(self.global_seed)
         return self.generator
 
@@ -152,7 +153,7 @@ class _GlobalSeeds:
         count = self.op_streams.get(pair, 0)
         self.op_streams[pair] = count + 1
         base = jax.random.key(np.uint32(hash(pair) % (2**32)))
-        return jax.random.fold_in(base, count)
+        return device.place(jax.random.fold_in(base, count))
 
 
 _seeds = _GlobalSeeds()

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import context, dtypes
+from jaxtape._src.core import context, device, dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Reference, Tensor, TensorShape, device_string
 from jaxtape._src.ops import tensor_methods
@@ -311,10 +311,9 @@ def live_variables() -> list:
 
 
 def _place(value):
-    device = _state.device
-    if device is None:
+    if _state.device is None:
         return jnp.asarray(value)
-    return jax.device_put(value, device)
+    return device.place(value)
 
 
 def _place_like(value, old):

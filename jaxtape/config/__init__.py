@@ -1,0 +1,13 @@
+"""`jaxtape.config` (TF's `tf.config`): devices, placement. Re-exports only."""
+
+from jaxtape._src.core.device import (
+    LogicalDevice,
+    PhysicalDevice,
+    get_soft_device_placement,
+    get_visible_devices,
+    list_logical_devices,
+    list_physical_devices,
+    set_soft_device_placement,
+    set_visible_devices,
+)
+from jaxtape.config import experimental, threading

@@ -1,0 +1,13 @@
+"""`jaxtape.config.experimental` (TF's `tf.config.experimental`). Re-exports only."""
+
+from jaxtape._src.core.device import (
+    get_memory_growth,
+    get_memory_info,
+    get_memory_usage,
+    get_visible_devices,
+    list_logical_devices,
+    list_physical_devices,
+    reset_memory_stats,
+    set_memory_growth,
+    set_visible_devices,
+)
