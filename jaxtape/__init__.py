@@ -179,6 +179,7 @@ from jaxtape import (  # noqa: F401,E402
     keras as keras,
     autodiff as autodiff,
     config as config,
+    data as data,
     debug as debug,
     debugging as debugging,
     errors as errors,
@@ -187,6 +188,7 @@ from jaxtape import (  # noqa: F401,E402
     math as math,
     nn as nn,
     random as random,
+    summary as summary,
     test as test,
 )
 

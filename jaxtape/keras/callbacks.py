@@ -7,4 +7,5 @@ from jaxtape._src.keras.callbacks import (  # noqa: F401
     LambdaCallback,
     ModelCheckpoint,
     ProgbarLogger,
+    TensorBoard,
 )

@@ -6,6 +6,9 @@ import time
 
 import numpy as np
 
+from jaxtape._src.summary import ops as summary
+from jaxtape._src.summary import writer as _summary_writer
+
 
 class Callback:
     """Base class: override the `on_*` hooks you need."""
@@ -247,3 +250,78 @@ class ProgbarLogger(Callback):
             self._progress = None
         elif self.verbose == 2:
             self._console.print(f"{steps}/{steps} - {self._info(logs, steps)}")
+
+
+class TensorBoard(Callback):
+    """Writes losses and metrics for TensorBoard (Keras's `callbacks.TensorBoard`).
+
+    Epoch values go to `log_dir/train` and `log_dir/validation` as
+    `epoch_loss`, `epoch_<metric>` at step = epoch. With `update_freq='batch'`
+    or an int N, `batch_<name>` values are written to `train` every N batches
+    at step = the global batch count. With `histogram_freq=N`, every Nth epoch
+    writes a histogram of each weight, tagged with its path.
+    """
+
+    def __init__(
+        self,
+        log_dir="logs",
+        histogram_freq=0,
+        write_graph=True,
+        write_images=False,
+        write_steps_per_second=False,
+        update_freq="epoch",
+        profile_batch=0,
+        embeddings_freq=0,
+        embeddings_metadata=None,
+    ):
+        super().__init__()
+        if update_freq not in ("epoch", "batch") and not isinstance(update_freq, int):
+            raise ValueError(
+                f"TensorBoard update_freq must be 'epoch', 'batch' or an int, got "
+                f"{update_freq!r}."
+            )
+        self.log_dir = str(log_dir)
+        self.histogram_freq = int(histogram_freq)
+        self.update_freq = 1 if update_freq == "batch" else update_freq
+        self._writers: dict = {}
+        self._train_step = 0
+
+    def _writer(self, run: str):
+        if run not in self._writers:
+            import os
+
+            self._writers[run] = _summary_writer.create_file_writer(
+                os.path.join(self.log_dir, run)
+            )
+        return self._writers[run]
+
+    def _write(self, run, prefix, logs, step):
+        with self._writer(run).as_default(step=step):
+            for name, value in (logs or {}).items():
+                summary.scalar(prefix + name, float(value))
+
+    def on_train_begin(self, logs=None):
+        self._train_step = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._train_step += 1
+        freq = self.update_freq
+        if freq != "epoch" and self._train_step % freq == 0:
+            self._write("train", "batch_", logs, self._train_step)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        train = {k: v for k, v in logs.items() if not k.startswith("val_")}
+        val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
+        self._write("train", "epoch_", train, epoch)
+        if val:
+            self._write("validation", "epoch_", val, epoch)
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            with self._writer("train").as_default(step=epoch):
+                for weight in self.model.weights:
+                    summary.histogram(weight.name.split(":")[0], weight.numpy())
+
+    def on_train_end(self, logs=None):
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}

@@ -7,16 +7,16 @@ makes the backward one XLA call from the second step on.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from jaxtape._src.autodiff.gradient_tape import GradientTape
 from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.data.dataset import Dataset
 from jaxtape._src.function.function import function
 from jaxtape._src.keras import callbacks as callbacks_module
+from jaxtape._src.keras import data_adapter
 from jaxtape._src.losses import losses as losses_module
 from jaxtape._src.metrics import metrics as metrics_module
 from jaxtape._src.ops import math_ops
@@ -42,24 +42,11 @@ def _resolve_accuracy(name, loss):
     return cls(name=name)
 
 
-def _to_numpy(x):
-    if x is None:
-        return None
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_numpy(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _to_numpy(v) for k, v in x.items()}
-    return np.asarray(to_value(x)) if not isinstance(x, np.ndarray) else x
-
-
-def _num_samples(x) -> int:
-    while isinstance(x, (list, tuple, dict)):
-        x = list(x.values())[0] if isinstance(x, dict) else x[0]
-    return int(np.shape(x)[0])
-
-
 def _data(x, y, sample_weight):
     return (x, y) if sample_weight is None else (x, y, sample_weight)
+
+
+_to_numpy, _num_samples = data_adapter.to_numpy, data_adapter.num_samples
 
 
 def unpack_x_y_sample_weight(data):
@@ -78,16 +65,6 @@ def unpack_x_y_sample_weight(data):
         "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, "
         f"sample_weight)`, found: {data!r}"
     )
-
-
-def _take(x, idx):
-    if x is None:
-        return None
-    if isinstance(x, (list, tuple)):
-        return type(x)(_take(v, idx) for v in x)
-    if isinstance(x, dict):
-        return {k: _take(v, idx) for k, v in x.items()}
-    return x[idx]
 
 
 class TrainingMixin:
@@ -231,22 +208,18 @@ class TrainingMixin:
         validation_batch_size=None,
         validation_freq=1,
     ):
-        """Trains for `epochs` epochs over NumPy arrays or Tensors; returns History."""
+        """Trains on arrays, Tensors or a Dataset for `epochs`; returns History."""
         self._check_compiled("fit")
-        x, y, sample_weight = _to_numpy(x), _to_numpy(y), _to_numpy(sample_weight)
-        n = _num_samples(x)
-        if y is not None and _num_samples(y) != n:
-            raise ValueError(
-                f"fit: x has {n} samples but y has {_num_samples(y)}; they must match."
-            )
+        batches = data_adapter.adapter(
+            "fit", x, y, sample_weight, batch_size, shuffle, steps_per_epoch
+        )
         if validation_data is None and validation_split:
-            cut = int(n * (1.0 - validation_split))
-            validation_data = (_take(x, slice(cut, None)), _take(y, slice(cut, None)))
-            x, y = _take(x, slice(0, cut)), _take(y, slice(0, cut))
-            sample_weight = _take(sample_weight, slice(0, cut))
-            n = cut
-        batch_size = batch_size or 32
-        steps = steps_per_epoch or math.ceil(n / batch_size)
+            if isinstance(batches, data_adapter.DatasetBatches):
+                raise ValueError(
+                    "fit: validation_split is not supported when x is a Dataset; "
+                    "pass validation_data instead."
+                )
+            validation_data = batches.split(validation_split)
         verbose = 1 if verbose == "auto" else verbose
         history = callbacks_module.History()
         cbs = list(callbacks or [])
@@ -254,35 +227,33 @@ class TrainingMixin:
             cbs.append(callbacks_module.ProgbarLogger(verbose))
         cbs.append(history)
         cb = callbacks_module.CallbackList(
-            cbs, self, {"epochs": epochs, "steps": steps, "verbose": verbose}
+            cbs, self, {"epochs": epochs, "steps": batches.steps, "verbose": verbose}
         )
         self.stop_training = False
         train = self._step_function("train")
         cb.on_train_begin()
-        rng = np.random.default_rng()
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()
             cb.on_epoch_begin(epoch)
-            order = rng.permutation(n) if shuffle else np.arange(n)
-            for step in range(steps):
-                idx = order[(step * batch_size) % n :][:batch_size]
+            for step, data in enumerate(batches.epoch()):
                 cb.on_train_batch_begin(step)
-                step_logs = train(
-                    _data(_take(x, idx), _take(y, idx), _take(sample_weight, idx))
-                )
+                step_logs = train(data)
                 # Tensors, as Keras 3 passes them: reading one syncs, so a
                 # callback that does not look costs nothing.
                 cb.on_train_batch_end(step, step_logs)
             logs = self._logs()
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
-                val = self.evaluate(
-                    *validation_data[:3]
-                    if len(validation_data) > 2
-                    else validation_data,
-                    batch_size=validation_batch_size or batch_size,
-                    verbose=0,
-                    return_dict=True,
-                )
+                val_batch = validation_batch_size or batch_size
+                if isinstance(validation_data, Dataset):
+                    val = self.evaluate(
+                        validation_data, steps=validation_steps, verbose=0,
+                        return_dict=True,
+                    )  # fmt: skip
+                else:
+                    val = self.evaluate(
+                        *validation_data, batch_size=val_batch, verbose=0,
+                        return_dict=True,
+                    )  # fmt: skip
                 logs.update({f"val_{k}": v for k, v in val.items()})
             cb.on_epoch_end(epoch, logs)
             if self.stop_training:
@@ -303,15 +274,14 @@ class TrainingMixin:
     ):
         """The loss and metrics over the data (a scalar, a list, or a dict)."""
         self._check_compiled("evaluate")
-        x, y, sample_weight = _to_numpy(x), _to_numpy(y), _to_numpy(sample_weight)
-        n = _num_samples(x)
-        batch_size = batch_size or 32
+        batches = data_adapter.adapter(
+            "evaluate", x, y, sample_weight, batch_size, steps=steps
+        )
         self._reset_metrics()
         test = self._step_function("test")
         with context.paused_tapes():
-            for start in range(0, n, batch_size):
-                idx = slice(start, start + batch_size)
-                test(_data(_take(x, idx), _take(y, idx), _take(sample_weight, idx)))
+            for data in batches.epoch():
+                test(data)
         logs = self._logs()
         if verbose:  # "auto" or 1 or 2
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
@@ -321,15 +291,13 @@ class TrainingMixin:
         return values[0] if len(values) == 1 else values
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """Model outputs for `x`, batch by batch, as NumPy arrays (as Keras)."""
-        x = _to_numpy(x)
-        n = _num_samples(x)
-        batch_size = batch_size or 32
+        """Model outputs for `x` (arrays or a Dataset), batch by batch, as NumPy."""
+        batches = data_adapter.adapter("predict", x, batch_size=batch_size, steps=steps)
         outs = []
         predict = self._step_function("predict")
         with context.paused_tapes():
-            for start in range(0, n, batch_size):
-                out = predict((_take(x, slice(start, start + batch_size)),))
+            for data in batches.epoch():
+                out = predict(data[:1])
                 outs.append(np.asarray(out._value) if type(out) is Tensor else out)
         if outs and isinstance(outs[0], np.ndarray):
             return np.concatenate(outs, axis=0)

@@ -110,9 +110,10 @@ def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # no
     if limit is None:
         start, limit = 0, start
     vals = [np.asarray(to_value(v)) for v in (start, limit, delta)]
-    if dtype is None:
-        kinds = [v.dtype for v in vals]
-        np_dt = np.result_type(*kinds)
+    if dtype is None:  # TF's rule: the widest of int32 < int64 < float32 < float64
+        order = [np.dtype(t) for t in ("int32", "int64", "float32", "float64")]
+        rank = [order.index(v.dtype) if v.dtype in order else 3 for v in vals]
+        np_dt = order[max(rank)]
     else:
         np_dt = dtypes.np_dtype(dtype)
     s, lim, d = (v.item() for v in vals)

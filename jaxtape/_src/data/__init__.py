@@ -1,0 +1,1 @@
+"""tf.data-style input pipelines (`jaxtape.data`). Layer L4."""

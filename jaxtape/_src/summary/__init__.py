@@ -1,0 +1,1 @@
+"""TensorBoard summaries on tensorboardX (TF's `tf.summary`). Layer L4."""
