@@ -190,6 +190,7 @@ from jaxtape import (  # noqa: F401,E402
     random as random,
     summary as summary,
     test as test,
+    train as train,
 )
 
 __version__ = "0.1.0"

@@ -23,6 +23,7 @@ from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.optimizers.schedules import LearningRateSchedule
+from jaxtape._src.state import trackable
 from jaxtape._src.state.module import _camel_to_snake, name_scope
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
@@ -227,6 +228,17 @@ class Optimizer:
             out.extend(slot_vars)
         return out
 
+    # -- checkpoints (state/trackable.py) -----------------------------------------
+    def _trackable_children(self) -> dict:
+        return {"iterations": self.iterations, "learning_rate": self._learning_rate}
+
+    def _slot_variables(self) -> list:
+        return [
+            (var, f"slot{i}", slot)
+            for var, _, slot_vars in self._slots.values()
+            for i, slot in enumerate(slot_vars)
+        ]
+
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Variables (or name substrings) that weight decay leaves alone."""
         self._exclude_ids |= {id(v) for v in var_list or ()}
@@ -237,6 +249,7 @@ class Optimizer:
     def build(self, var_list) -> None:
         """Creates the slot variables of `var_list` (done on first apply)."""
         tx = self._transform()
+        made = []
         with context.paused_tapes(), name_scope(self.name):
             for var in var_list:
                 if id(var) in self._slots:
@@ -251,6 +264,8 @@ class Optimizer:
                     for i, leaf in enumerate(leaves)
                 ]
                 self._slots[id(var)] = (var, treedef, slot_vars)
+                made.append((var, [(f"slot{i}", v) for i, v in enumerate(slot_vars)]))
+        trackable.take_deferred_slots(self, made)  # values a restore left waiting
         self._built = True
 
     def _decays(self, var) -> bool:

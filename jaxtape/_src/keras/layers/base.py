@@ -25,6 +25,7 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import regularizers
+from jaxtape._src.state import trackable
 from jaxtape._src.state.module import Module, name_scope
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
@@ -191,9 +192,22 @@ class Layer(Module):
         tracked = self.__dict__.setdefault("_tracked", {})
         if isinstance(value, (Variable, Layer, list, tuple, dict)):
             tracked[key] = value  # lists are walked when weights are asked for
+            if "_deferred_restore" in self.__dict__:  # a restore waits for it
+                trackable.take_deferred(self, key, value)
         else:
             tracked.pop(key, None)
         object.__setattr__(self, key, value)
+
+    # Training bookkeeping that checkpoints leave out (as Keras does).
+    _NOT_CHECKPOINTED = frozenset({"compiled_metrics", "loss_tracker", "_metrics"})
+
+    def _trackable_children(self) -> dict:
+        """Attributes holding weights or layers, public first (checkpoint paths)."""
+        items = [
+            (k, v) for k, v in self._tracked.items() if k not in self._NOT_CHECKPOINTED
+        ]
+        public = [(k, v) for k, v in items if not k.startswith("_")]
+        return dict(public + [(k, v) for k, v in items if k.startswith("_")])
 
     def _own_and_sublayers(self):
         own, subs, seen = [], [], {id(self)}

@@ -1,0 +1,1 @@
+"""Object-based checkpoints on orbax-checkpoint (`tf.train.Checkpoint`). Layer L4."""
