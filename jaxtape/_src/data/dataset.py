@@ -88,8 +88,17 @@ def _to_tensor(x):
 
 
 def _from_user(value):
-    """Whatever a user function returned, as a structure of host arrays."""
+    """User data as a structure of host arrays (by TF's conversion rules)."""
     return _map_structure(_to_numpy, value)
+
+
+def _kept(x):
+    # A map function's results stay where they are (no copy back to the host).
+    if type(x) is Tensor:
+        return x._value
+    if isinstance(x, Variable):
+        return x.read_value()._value
+    return x if isinstance(x, jax.Array) else _to_numpy(x)
 
 
 def _spec_of(element):
@@ -114,6 +123,7 @@ class Dataset:
         self._make = make
         self._cardinality = int(cardinality)
         self._spec = spec
+        self._slices = None  # the arrays of a `from_tensor_slices` source
 
     # -- sources ---------------------------------------------------------------
     @staticmethod
@@ -137,9 +147,11 @@ class Dataset:
             )
         (n,) = sizes
         spec = _map_structure(lambda a: TensorSpec(a.shape[1:], _dtype(a)), data)
-        return Dataset(
+        ds = Dataset(
             lambda: (_map_structure(lambda a: a[i], data) for i in range(n)), n, spec
         )
+        ds._slices = data  # lets `batch` cut whole blocks instead of stacking rows
+        return ds
 
     @staticmethod
     def from_tensors(tensors, name=None) -> Dataset:
@@ -209,8 +221,14 @@ class Dataset:
         if size < 1:
             raise ValueError(f"batch_size must be >= 1, got {size}.")
         source = self._make
+        slices, n = self._slices, self._cardinality
 
         def make():
+            if slices is not None:  # straight from arrays: one slice per batch
+                stop = n - n % size if drop_remainder else n
+                for i in range(0, stop, size):
+                    yield _map_structure(lambda a: a[i : i + size], slices)
+                return
             it = source()
             while True:
                 chunk = list(itertools.islice(it, size))
@@ -526,7 +544,7 @@ class _UserFunction:
                 f"{type(e).__name__}: {e} (on element {index}). Fix the function or "
                 "the data; the original error is chained below.",
             ) from e
-        return _from_user(out)
+        return _map_structure(_kept, out)
 
 
 class _Prefetcher:
