@@ -198,26 +198,21 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
     else:
         value_of, input_of = _slow_value, _slow_input
     tapes = _state.tapes
-    if not tapes:
+    if tapes:  # variables are read through the tapes (each read a leaf)
+        objs = [a if type(a) is Tensor else input_of(a) for a in args]
+        vals = [o._value if type(o) is Tensor else o for o in objs]
+    else:
         vals = [a._value if type(a) is Tensor else value_of(a) for a in args]
-        if _state.device is not None:
-            vals = [_placed(v) for v in vals]
-        try:
-            out = info.eager(*vals, *params)
-        except ValueError as e:
-            out = _on_one_device(info.eager, vals, params, e)
-        if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
-            return _wrap(out)
-        return Tensor(out)
-    # Recording path: variables are read through the tapes (each read a leaf).
-    objs = [a if type(a) is Tensor else input_of(a) for a in args]
-    vals = [o._value if type(o) is Tensor else o for o in objs]
     if _state.device is not None:
         vals = [_placed(v) for v in vals]
     try:
         out = info.eager(*vals, *params)
     except ValueError as e:
         out = _on_one_device(info.eager, vals, params, e)
+    if not tapes:
+        if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
+            return _wrap(out)
+        return Tensor(out)
     out = Tensor(out) if hasattr(out, "dtype") else _wrap(out)
     for tape in tapes:
         tape._record(info, params, objs, out)

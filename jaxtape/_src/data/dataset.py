@@ -561,26 +561,21 @@ class _Prefetcher:
     def _fill(self, source):
         try:
             for element in source:
-                placed = _map_structure(_device_put, element)
-                while not self._stop.is_set():
-                    try:
-                        self._queue.put(placed, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if self._stop.is_set():
+                if not self._put(_map_structure(_device_put, element)):
                     return
-            self._put_final(self._DONE)
+            self._put(self._DONE)
         except BaseException as e:  # handed to the consumer, raised there
-            self._put_final(e)
+            self._put(e)
 
-    def _put_final(self, item):
+    def _put(self, item) -> bool:
+        """Waits for room unless the consumer has gone; False if it has."""
         while not self._stop.is_set():
             try:
                 self._queue.put(item, timeout=0.1)
-                return
+                return True
             except queue.Full:
                 continue
+        return False
 
     def __iter__(self):
         return self
