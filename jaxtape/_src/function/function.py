@@ -70,6 +70,7 @@ class _Trace:
         self.traced = False
         self.jitted = jax.jit(self._pure)
         self._donating: dict = {}
+        self._all_written: tuple = ()
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -89,6 +90,7 @@ class _Trace:
         self.misses = {k: v for k, v in scope.misses.items()}
         position = {id(v): i for i, v in enumerate(lifted) if v is not None}
         self.written = [position[k] for k in scope.written if k in position]
+        self._all_written = tuple(self.written)  # the donation mask when all fresh
         flat, self.out_tree = tree_flatten(out)
         self.out_static = []
         values = []
@@ -148,6 +150,34 @@ class _Trace:
         out = fn(*var_vals, *leaves)
         return list(out[: self.n_values]), list(out[self.n_values :])
 
+    def run_fast(self, leaves):
+        """`var_values`, `call` and `finish` in one pass, for the common case:
+        every lifted Variable alive, no state scope open, no constraints.
+        Returns None when that case does not hold (the caller takes the long way).
+        """
+        variables = [r() for r in self.lifted]
+        if None in variables or _scope._stack.scopes:
+            return None
+        written = self.written
+        if any(variables[i]._constraint is not None for i in written):
+            return None
+        var_vals = [v._value for v in variables]
+        if written and all(variables[i]._fresh for i in written):
+            fn = self._donating.get(self._all_written)
+            if fn is not None:
+                out = fn(*var_vals, *leaves)
+                values, new_state = out[: self.n_values], out[self.n_values :]
+            else:
+                values, new_state = self.call(var_vals, leaves)
+        else:
+            values, new_state = self.jitted(var_vals, leaves)
+        out_ids = {id(v) for v in values}  # state also returned as an output
+        for i, val in zip(written, new_state):
+            var = variables[i]
+            var._value = val
+            var._fresh = id(val) not in out_ids
+        return self._outputs(values)
+
     def finish(self, values, new_state):
         """Writes the new state back; rebuilds the outputs (values: arrays or
         Tensors already recorded on outer tapes)."""
@@ -163,6 +193,9 @@ class _Trace:
             else:  # fresh arrays from our own program: no checks, no copies
                 var._value = val
                 var._fresh = id(val) not in out_ids
+        return self._outputs(values)
+
+    def _outputs(self, values):
         it = iter(values)
         leaves = []
         for s in self.out_static:
@@ -351,6 +384,9 @@ class Function:
         trace = self._fast_traces.get(fast) if fast is not None else None
         if trace is not None and not context.state.tapes:
             leaves = [a._value if type(a) is Tensor else a for a in args]
+            result = trace.run_fast(leaves)
+            if result is not None:
+                return result
             values, new_state = trace.call(trace.var_values(), leaves)
             return trace.finish(values, new_state)
         key, structure, statics, leaves, objs = self._signature(args, kwargs)
