@@ -224,6 +224,19 @@ _RETURN_ERROR = (
 )
 
 
+def _fast_leaf(a, key, leaves) -> bool:
+    t = type(a)
+    if t is Tensor:
+        v = a._value
+    elif t is np.ndarray or isinstance(a, jax.Array):
+        v = a
+    else:
+        return False
+    key.append((v.shape, v.dtype))
+    leaves.append(v)
+    return True
+
+
 @functools.lru_cache(maxsize=64)
 def _placeholder(shape, dtype):
     return jax.numpy.zeros(shape, dtype)
@@ -362,28 +375,30 @@ class Function:
                 )
 
     def _fast_key(self, args, kwargs):
-        """A cheap key when every argument is an array (the training-step case)."""
+        """A cheap key and the leaves when every argument is an array, or a
+        tuple of arrays as Keras's `train_step(data)` gets; else None."""
         if kwargs or self._input_signature is not None:
             return None
-        key = []
+        key, leaves = [], []
         for a in args:
-            t = type(a)
-            if t is Tensor:
-                v = a._value
-            elif t is np.ndarray or isinstance(a, jax.Array):
-                v = a
-            else:
+            if type(a) is tuple:
+                key.append(len(a))  # the structure, so (x, y) != x, y
+                for b in a:
+                    if not _fast_leaf(b, key, leaves):
+                        return None
+            elif not _fast_leaf(a, key, leaves):
                 return None
-            key.append((v.shape, v.dtype))
-        return tuple(key)
+        return tuple(key), leaves
 
     def __call__(self, *args, **kwargs):
         if inside_function():  # a compiled function called while tracing: inline
             return self._fn(*args, **kwargs)
         fast = self._fast_key(args, kwargs)
+        if fast is not None:
+            fast, fast_leaves = fast
         trace = self._fast_traces.get(fast) if fast is not None else None
         if trace is not None and not context.state.tapes:
-            leaves = [a._value if type(a) is Tensor else a for a in args]
+            leaves = fast_leaves
             result = trace.run_fast(leaves)
             if result is not None:
                 return result
