@@ -10,7 +10,7 @@ same run: `jax.jit(jax.value_and_grad)` + an optax Adam step with donated
 state on the same pure function, and real tf.keras (eager and `tf.function`)
 when the `parity` extra is installed. Median ms after warm-up.
 
-Run: python benchmarks/train_step.py [--quick]
+Run: python benchmarks/train_step.py [--quick] [--only seed|mlp32|mlp256|cnn] [--no-tf]
 """
 
 from __future__ import annotations
@@ -28,10 +28,16 @@ import optax
 
 import jaxtape
 
-try:  # the test-only oracle, if installed
-    import tensorflow as tf_real
-except ImportError:  # pragma: no cover
-    tf_real = None
+
+def _tensorflow():
+    """Real TF (the test-only `parity` extra) if installed; imported on demand,
+    since its large heap slows Python's garbage collector for everyone."""
+    try:
+        import tensorflow
+
+        return tensorflow
+    except ImportError:  # pragma: no cover
+        return None
 
 
 def median_ms(step, reps, warmup=5):
@@ -201,7 +207,12 @@ def jax_step(kind, weights, x, y, window_pool=False):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--only", choices=["seed", "mlp32", "mlp256", "cnn"], help="one model alone"
+    )
+    parser.add_argument("--no-tf", action="store_true", help="skip real TF")
     args = parser.parse_args()
+    tf_real = None if args.no_tf else _tensorflow()
     reps = 20 if args.quick else 100
     print(
         f"# train_step  jax {jax.__version__}  {platform.machine()}"
@@ -213,12 +224,15 @@ def main():
         f"{'tf.fn/fn':>9s}  first call (ms): eager, function"
     )
     rng = np.random.default_rng(0)
-    for name, kind, batch in [
-        ("seed model, batch 1000", "seed", 1000),
-        ("MNIST MLP, batch 32", "mlp", 32),
-        ("MNIST MLP, batch 256", "mlp", 256),
-        ("small CNN, batch 64", "cnn", 64),
-    ]:
+    cases = {
+        "seed": ("seed model, batch 1000", "seed", 1000),
+        "mlp32": ("MNIST MLP, batch 32", "mlp", 32),
+        "mlp256": ("MNIST MLP, batch 256", "mlp", 256),
+        "cnn": ("small CNN, batch 64", "cnn", 64),
+    }
+    for key, (name, kind, batch) in cases.items():
+        if args.only and key != args.only:
+            continue
         x, y = _data(kind, batch, rng)
         model, eager = keras_step(jaxtape, kind, x, y)
         first_eager = first_ms(eager)
