@@ -181,6 +181,14 @@ def place(value):
     return jax.device_put(value, target)
 
 
+def to_device(value):
+    """A jax array for a new Tensor or Variable: in the device scope, else JAX's
+    default placement."""
+    if _state.device is None:
+        return jax.numpy.asarray(value)
+    return place(value)
+
+
 # -- physical devices and memory growth ---------------------------------------------
 class PhysicalDevice(NamedTuple):
     """TF's `config.PhysicalDevice`."""

@@ -41,10 +41,30 @@ def take(x, idx):
     return x[idx]
 
 
-def _data(x, y, sample_weight):
+def pack_x_y_sample_weight(x, y=None, sample_weight=None) -> tuple:
+    """Keras's helper: `(x,)`, `(x, y)` or `(x, y, sample_weight)`, as host arrays."""
+    x, y, sample_weight = to_numpy(x), to_numpy(y), to_numpy(sample_weight)
     if y is None and sample_weight is None:
         return (x,)
     return (x, y) if sample_weight is None else (x, y, sample_weight)
+
+
+def unpack_x_y_sample_weight(data):
+    """Keras's helper: `(x,)`, `(x, y)` or `(x, y, sample_weight)`."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError(
+        "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, "
+        f"sample_weight)`, found: {data!r}"
+    )
 
 
 class ArrayBatches:
@@ -87,7 +107,7 @@ class ArrayBatches:
                 if order is not None
                 else slice(start, start + size)
             )
-            yield _data(
+            yield pack_x_y_sample_weight(
                 take(self.x, idx), take(self.y, idx), take(self.sample_weight, idx)
             )
 

@@ -42,29 +42,16 @@ def _resolve_accuracy(name, loss):
     return cls(name=name)
 
 
-def _data(x, y, sample_weight):
-    return (x, y) if sample_weight is None else (x, y, sample_weight)
+pack = data_adapter.pack_x_y_sample_weight
+unpack_x_y_sample_weight = data_adapter.unpack_x_y_sample_weight
 
 
-_to_numpy, _num_samples = data_adapter.to_numpy, data_adapter.num_samples
-
-
-def unpack_x_y_sample_weight(data):
-    """Keras's helper: `(x,)`, `(x, y)` or `(x, y, sample_weight)`."""
-    if isinstance(data, list):
-        data = tuple(data)
-    if not isinstance(data, tuple):
-        return data, None, None
-    if len(data) == 1:
-        return data[0], None, None
-    if len(data) == 2:
-        return data[0], data[1], None
-    if len(data) == 3:
-        return data
-    raise ValueError(
-        "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, "
-        f"sample_weight)`, found: {data!r}"
-    )
+def _logs_result(logs: dict, return_dict: bool):
+    """Keras's return value: the dict, or the values (one value alone)."""
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
 
 
 class TrainingMixin:
@@ -158,7 +145,9 @@ class TrainingMixin:
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self._update_metrics(loss, y, y_pred, sample_weight, _num_samples(x))
+        self._update_metrics(
+            loss, y, y_pred, sample_weight, data_adapter.num_samples(x)
+        )
         return {m.name: m.result() for m in self.metrics}
 
     def test_step(self, data):
@@ -166,7 +155,9 @@ class TrainingMixin:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self._update_metrics(loss, y, y_pred, sample_weight, _num_samples(x))
+        self._update_metrics(
+            loss, y, y_pred, sample_weight, data_adapter.num_samples(x)
+        )
         return {m.name: m.result() for m in self.metrics}
 
     def predict_step(self, data):
@@ -285,10 +276,7 @@ class TrainingMixin:
         logs = self._logs()
         if verbose:  # "auto" or 1 or 2
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
-        if return_dict:
-            return logs
-        values = list(logs.values())
-        return values[0] if len(values) == 1 else values
+        return _logs_result(logs, return_dict)
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for `x` (arrays or a Dataset), batch by batch, as NumPy."""
@@ -306,30 +294,16 @@ class TrainingMixin:
     def train_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._check_compiled("train_on_batch")
         self._reset_metrics()
-        self._step_function("train")(
-            _data(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
-        )
-        logs = self._logs()
-        return (
-            logs
-            if return_dict
-            else (list(logs.values()) if len(logs) > 1 else list(logs.values())[0])
-        )
+        self._step_function("train")(pack(x, y, sample_weight))
+        return _logs_result(self._logs(), return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._check_compiled("test_on_batch")
         self._reset_metrics()
         with context.paused_tapes():
-            self._step_function("test")(
-                _data(_to_numpy(x), _to_numpy(y), _to_numpy(sample_weight))
-            )
-        logs = self._logs()
-        return (
-            logs
-            if return_dict
-            else (list(logs.values()) if len(logs) > 1 else list(logs.values())[0])
-        )
+            self._step_function("test")(pack(x, y, sample_weight))
+        return _logs_result(self._logs(), return_dict)
 
     def predict_on_batch(self, x):
         with context.paused_tapes():
-            return np.asarray(self(_to_numpy(x), training=False)._value)
+            return np.asarray(self(data_adapter.to_numpy(x), training=False)._value)

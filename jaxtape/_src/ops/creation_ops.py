@@ -14,13 +14,6 @@ from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops.array_ops import _shape
 
 
-def _put(value):
-    """A jax array on the current `jaxtape.device` (JAX's default placement if none)."""
-    if context.state.device is None:
-        return jnp.asarray(value)
-    return device.place(value)
-
-
 def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     """Creates a constant tensor from a tensor-like value (TF's `tf.constant`).
 
@@ -42,7 +35,7 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         arr = (
             np.broadcast_to(arr, shape) if np.size(arr) == 1 else np.reshape(arr, shape)
         )
-    return Tensor(_put(arr))
+    return Tensor(device.to_device(arr))
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
@@ -67,10 +60,12 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
         and dtypes.default_for_python(value) is not None
     ):
         try:
-            return Tensor(_put(to_value(value, dtypes.np_dtype(dtype_hint))))
+            return Tensor(
+                device.to_device(to_value(value, dtypes.np_dtype(dtype_hint)))
+            )
         except (TypeError, ValueError):
             pass
-    return Tensor(_put(to_value(value, np_dt)))
+    return Tensor(device.to_device(to_value(value, np_dt)))
 
 
 def _float_dtype(dtype):
@@ -79,12 +74,12 @@ def _float_dtype(dtype):
 
 def zeros(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
     """A tensor of zeros of the given shape and dtype (float32 by default)."""
-    return Tensor(_put(np.zeros(_shape(shape), _float_dtype(dtype))))
+    return Tensor(device.to_device(np.zeros(_shape(shape), _float_dtype(dtype))))
 
 
 def ones(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
     """A tensor of ones of the given shape and dtype (float32 by default)."""
-    return Tensor(_put(np.ones(_shape(shape), _float_dtype(dtype))))
+    return Tensor(device.to_device(np.ones(_shape(shape), _float_dtype(dtype))))
 
 
 def eye(
@@ -98,7 +93,7 @@ def eye(
     )
     if batch_shape is not None:
         m = np.broadcast_to(m, _shape(batch_shape) + m.shape)
-    return Tensor(_put(m))
+    return Tensor(device.to_device(m))
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # noqa: A001
@@ -117,7 +112,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # no
     else:
         np_dt = dtypes.np_dtype(dtype)
     s, lim, d = (v.item() for v in vals)
-    return Tensor(_put(np.arange(s, lim, d, dtype=np_dt)))
+    return Tensor(device.to_device(np.arange(s, lim, d, dtype=np_dt)))
 
 
 def linspace(start, stop, num, name=None, axis=0) -> Tensor:
@@ -127,7 +122,7 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     if np_dt.kind in "iu":
         np_dt = np.dtype(np.float32)
     return Tensor(
-        _put(
+        device.to_device(
             jnp.linspace(
                 jnp.asarray(a, np_dt),
                 jnp.asarray(b, np_dt),

@@ -109,7 +109,7 @@ class Variable:
                 "  Wrong: v = jaxtape.Variable(jaxtape.zeros([3]))  # inside\n"
                 "  Right: v = jaxtape.Variable(lambda: jaxtape.zeros([3]))"
             )
-        self._value = _place(value)
+        self._value = device.to_device(value)
         # True while `_value` is a buffer that only jaxtape.function wrote and
         # nothing has read since: the next compiled call may donate it.
         self._fresh = False
@@ -308,12 +308,6 @@ def live_variables() -> list:
         if var is not None:
             out.append(var)
     return out
-
-
-def _place(value):
-    if _state.device is None:
-        return jnp.asarray(value)
-    return device.place(value)
 
 
 def _place_like(value, old):

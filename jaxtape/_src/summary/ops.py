@@ -19,19 +19,7 @@ import numpy as np
 from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
-from jaxtape._src.state.variable import Variable
 from jaxtape._src.summary import writer as _w
-
-
-def _raw(x):
-    """The jax/NumPy value of a tensor-like; Variables are read (tracers kept)."""
-    if type(x) is Tensor:
-        return x._value
-    if isinstance(x, Variable):
-        return x.read_value()._value
-    if isinstance(x, jax.Array):
-        return x
-    return to_value(x)
 
 
 def _traced(*values) -> bool:
@@ -58,9 +46,11 @@ def _emit(name: str, data, step, build, static_data: bool = False) -> Tensor:
             "the `step` argument or through tf.summary.experimental.set_step()"
         )
     tag = context.current_name_scope() + name
-    cond_values = [_raw(c) for c in conditions if not isinstance(c, (bool, np.bool_))]
-    step_value = _raw(step)
-    data_value = data if static_data else _raw(data)
+    cond_values = [
+        to_value(c) for c in conditions if not isinstance(c, (bool, np.bool_))
+    ]
+    step_value = to_value(step)
+    data_value = data if static_data else to_value(data)
 
     def host_write(step_v, *rest):
         data_v = data_value if static_data else rest[0]
@@ -84,7 +74,7 @@ def should_record_summaries() -> Tensor:
     """True when there is a default writer and every `record_if` condition holds."""
     if _w.default_writer() is None:
         return _bool(False)
-    values = [_raw(c) for c in _w.current_conditions()]
+    values = [to_value(c) for c in _w.current_conditions()]
     if not values:
         return _bool(True)
     return Tensor(jnp.all(jnp.stack([jnp.asarray(v, bool) for v in values])))
@@ -99,7 +89,7 @@ def _proto():
 
 def scalar(name, data, step=None, description=None) -> Tensor:
     """Writes a scalar (TF's `tf.summary.scalar`); `data` must hold one value."""
-    shape = np.shape(_raw(data))
+    shape = np.shape(to_value(data))
     if int(np.prod(shape)) != 1:
         raise ValueError(
             f"Summary scalar {name!r} needs a single value, got shape {shape}. "
@@ -136,7 +126,7 @@ def image(name, data, step=None, max_outputs=3, description=None) -> Tensor:
     uint8 values are used as they are; floats are taken to lie in [0, 1].
     Tags follow TF's image summaries: `name/image/0`, `name/image/1`, ...
     """
-    shape = np.shape(_raw(data))
+    shape = np.shape(to_value(data))
     if len(shape) != 4 or shape[-1] not in (1, 3, 4):
         raise ValueError(
             f"Summary image {name!r} needs a [k, h, w, c] batch with c in 1, 3 or 4 "
@@ -191,13 +181,13 @@ def audio(
     """
     if encoding not in (None, "wav"):
         raise ValueError(f"Summary audio {name!r}: only 'wav' encoding is supported.")
-    shape = np.shape(_raw(data))
+    shape = np.shape(to_value(data))
     if len(shape) != 3:
         raise ValueError(
             f"Summary audio {name!r} needs a [k, t, c] batch, got shape {tuple(shape)}."
         )
     count = min(int(max_outputs), shape[0])
-    rate = int(np.asarray(_raw(sample_rate)))
+    rate = int(np.asarray(to_value(sample_rate)))
 
     def build(tag, value):
         Summary = _proto()

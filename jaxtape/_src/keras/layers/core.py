@@ -82,7 +82,51 @@ def _dense_no_bias(x, kernel, act):
     return y if act is None else act(y)
 
 
-class Dense(Layer):
+class _KernelLayer(Layer):
+    """A kernel, an optional bias and an activation: what Dense and Conv share."""
+
+    def _init_kernel(
+        self, activation, use_bias, kernel_initializer, bias_initializer,
+        kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+    ):  # fmt: skip
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+
+    def _build_kernel(self, kernel_shape) -> None:
+        """`kernel` of `kernel_shape`; `bias` of its last dimension (or None)."""
+        self.kernel = self.add_weight(
+            "kernel",
+            tuple(kernel_shape),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                (kernel_shape[-1],),
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+
+    def _kernel_config(self) -> dict:
+        return {
+            "activation": activations.serialize(self.activation),
+            "use_bias": self.use_bias,
+            "kernel_initializer": initializers.serialize(self.kernel_initializer),
+            "bias_initializer": initializers.serialize(self.bias_initializer),
+        }
+
+
+class Dense(_KernelLayer):
     """`activation(inputs @ kernel + bias)` (Keras's `Dense`)."""
 
     def __init__(
@@ -103,16 +147,10 @@ class Dense(Layer):
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Dense: units must be a positive integer; got {units!r}.")
         self.units = int(units)
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = (
-            kernel_constraint,
-            bias_constraint,
-        )
+        self._init_kernel(
+            activation, use_bias, kernel_initializer, bias_initializer,
+            kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+        )  # fmt: skip
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
@@ -122,24 +160,7 @@ class Dense(Layer):
                 f"Dense layer {self.name!r}: the last dimension of the inputs must be "
                 f"known; got input shape {tuple(input_shape)}."
             )
-        self.kernel = self.add_weight(
-            "kernel",
-            (in_dim, self.units),
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint,
-        )
-        self.bias = (
-            self.add_weight(
-                "bias",
-                (self.units,),
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
-            if self.use_bias
-            else None
-        )
+        self._build_kernel((in_dim, self.units))
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
         self.built = True
 
@@ -158,10 +179,7 @@ class Dense(Layer):
         return {
             **super().get_config(),
             "units": self.units,
-            "activation": activations.serialize(self.activation),
-            "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
+            **self._kernel_config(),
         }
 
     @classmethod
@@ -528,7 +546,7 @@ def _conv_fused(x, kernel, bias, strides, padding, dilation, act):
     return y if act is None else act(y)
 
 
-class _Conv(Layer):
+class _Conv(_KernelLayer):
     _RANK = 2
 
     def __init__(
@@ -545,6 +563,8 @@ class _Conv(Layer):
         bias_initializer="zeros",
         kernel_regularizer=None,
         bias_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -564,32 +584,15 @@ class _Conv(Layer):
             raise ValueError(
                 f"{type(self).__name__}: only data_format='channels_last' is supported."
             )
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self._init_kernel(
+            activation, use_bias, kernel_initializer, bias_initializer,
+            kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+        )  # fmt: skip
         self.input_spec = InputSpec(ndim=n + 2)
 
     def build(self, input_shape):
         channels = input_shape[-1]
-        self.kernel = self.add_weight(
-            "kernel",
-            (*self.kernel_size, channels, self.filters),
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-        )
-        self.bias = (
-            self.add_weight(
-                "bias",
-                (self.filters,),
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-            )
-            if self.use_bias
-            else None
-        )
+        self._build_kernel((*self.kernel_size, channels, self.filters))
         self.input_spec = InputSpec(ndim=self._RANK + 2, axes={-1: channels})
         self.built = True
 
@@ -619,8 +622,7 @@ class _Conv(Layer):
             "strides": list(self.strides),
             "padding": self.padding,
             "dilation_rate": list(self.dilation_rate),
-            "activation": activations.serialize(self.activation),
-            "use_bias": self.use_bias,
+            **self._kernel_config(),
         }
 
 
