@@ -1,5 +1,9 @@
 """`jaxtape.config.experimental` (TF's `tf.config.experimental`). Re-exports only."""
 
+from jaxtape._src.core.deferred import (
+    get_deferred_execution,
+    set_deferred_execution,
+)
 from jaxtape._src.core.device import (
     get_memory_growth,
     get_memory_info,

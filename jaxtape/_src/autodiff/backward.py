@@ -12,13 +12,16 @@ is one XLA call.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
+from sys import getrefcount
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxtape._src.core import context, deferred
+from jaxtape._src.core.compile_cache import CompileCache
+from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
 from jaxtape._src.core.tensor import Tensor
 
@@ -62,7 +65,8 @@ class Program:
     def __hash__(self) -> int:
         return self._hash
 
-    def replay(self, leaves, consts, forward_mode: bool = False):
+    def replay(self, leaves, consts, forward_mode: bool = False, keep=None):
+        """The targets' values (and, with `keep`, those of these local refs)."""
         env = list(leaves) + [None] * (self.size - len(leaves))
         overrides = {(k, p): leaf for k, p, leaf in self.overrides}
         for k, (fn, params, ins, outs, multi) in enumerate(self.nodes):
@@ -81,7 +85,8 @@ class Program:
                     env[leaf] = v
                 else:
                     env[o] = v
-        return [env[t] if t >= 0 else None for t in self.targets]
+        targets = [env[t] if t >= 0 else None for t in self.targets]
+        return targets if keep is None else (targets, [env[k] for k in keep])
 
 
 def _freeze(v):
@@ -93,9 +98,14 @@ def _freeze(v):
 
 
 def _aval(v):
-    if isinstance(v, (int, float, complex, bool)):
-        return type(v)
-    return (tuple(v.shape), str(v.dtype), bool(getattr(v, "weak_type", False)))
+    """A hashable abstract value: JAX's own for arrays (shape, dtype, weak type)."""
+    t = type(v)
+    if t is int or t is float or t is complex or t is bool:
+        return t
+    aval = getattr(v, "aval", None)  # jax arrays, tracers, pending values
+    if aval is not None:
+        return aval
+    return (tuple(v.shape), v.dtype, False)
 
 
 @dataclasses.dataclass
@@ -106,6 +116,10 @@ class Slice:
     leaf_objs: list  # Tensors, one per leaf
     const_objs: list  # Tensors or raw values, one per constant
     connected: list  # per requested source: True if some target depends on it
+    # (local ref, Pending) for slice outputs not computed yet (`core/deferred`)
+    # that are referenced outside the tape: the backward program computes them
+    # anyway, so it returns their values and nothing stays pending.
+    pending: tuple = ()
 
 
 def build_program(rec, target_refs, source_groups) -> Slice:
@@ -154,6 +168,7 @@ def build_program(rec, target_refs, source_groups) -> Slice:
     const_objs: list = []
     prog_nodes = []
     overrides = []
+    pending = []
     for pos, k in enumerate(in_slice):
         fn, params, ins, outs, multi = nodes[k]
         lins = []
@@ -177,14 +192,20 @@ def build_program(rec, target_refs, source_groups) -> Slice:
             else:
                 local[o] = next_local
                 louts.append(next_local)
+                t = rec.tensors[o]
+                v = t._v
+                # Held outside the tape (this list, `t`, getrefcount's argument):
+                # a value someone may read later.
+                if type(v) is Pending and v.value is None and getrefcount(t) > 3:
+                    pending.append((next_local, v))
                 next_local += 1
         prog_nodes.append((fn, params, tuple(lins), tuple(louts), multi))
     targets = tuple(local.get(t, -1) if t is not None else -1 for t in target_refs)
     groups = tuple(tuple(local[r] for r in g if r in local) for g in source_groups)
     leaf_objs = [rec.tensors[r] for r in leaf_refs]
     signature = (
-        tuple(_aval(t._value) for t in leaf_objs),
-        tuple(_aval(c._value if type(c) is Tensor else c) for c in const_objs),
+        tuple(_aval(t._v) for t in leaf_objs),
+        tuple(_aval(c._v if type(c) is Tensor else c) for c in const_objs),
     )
     prog_nodes = tuple(prog_nodes)
     try:
@@ -200,68 +221,25 @@ def build_program(rec, target_refs, source_groups) -> Slice:
         signature,
         next_local,
     )
-    return Slice(program, leaf_objs, const_objs, connected)
+    return Slice(program, leaf_objs, const_objs, connected, tuple(pending))
 
 
 # -- the compiled-backward cache ---------------------------------------------------
-_ABSENT = object()
-_SEEN_ONCE = object()
-
-
-class BackwardCache:
-    """An LRU of compiled backward functions keyed by program (and mode).
-
-    `hits`, `misses` and `compiles` are public so that tests and benchmarks can
-    see that a repeated training-step shape compiles once.
-    """
-
-    def __init__(self, maxsize: int = 512):
-        self.maxsize = maxsize
-        self._entries: collections.OrderedDict = collections.OrderedDict()
-        self.hits = self.misses = self.compiles = 0
-
-    def lookup(self, key, make):
-        """The function for `key`: eager the first time, jitted from the second."""
-        entry = self._entries.get(key, _ABSENT)
-        if entry is _ABSENT:
-            self.misses += 1
-            self._entries[key] = _SEEN_ONCE
-            if len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
-            return make()
-        self.hits += 1
-        self._entries.move_to_end(key)
-        if entry is _SEEN_ONCE:
-            entry = self._entries[key] = jax.jit(make())
-            self.compiles += 1
-        return entry
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self.hits = self.misses = self.compiles = 0
-
-    def stats(self) -> dict:
-        return {
-            "hits": self.hits,
-            "misses": self.misses,
-            "compiles": self.compiles,
-            "size": len(self._entries),
-        }
-
-
-cache = BackwardCache()
+cache = CompileCache()
+_state = context.state
 
 
 def _conj_if_complex(x):
     return jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x
 
 
-def _make_vjp(program: Program, ct_given: tuple):
+def _make_vjp(program: Program, ct_given: tuple, keep: tuple):
     def run(leaves, consts, cts):
         def f(*ls):
-            return [t for t in program.replay(ls, consts) if t is not None]
+            targets, kept = program.replay(ls, consts, keep=keep)
+            return [t for t in targets if t is not None], kept
 
-        outs, pullback = jax.vjp(f, *leaves)
+        outs, pullback, kept = jax.vjp(f, *leaves, has_aux=True)
         it = iter(cts)
         full = []
         for out, given in zip(outs, ct_given):
@@ -269,7 +247,7 @@ def _make_vjp(program: Program, ct_given: tuple):
             # TF's convention for complex numbers: conjugate in and out.
             full.append(_conj_if_complex(jnp.asarray(ct, out.dtype)))
         leaf_cts = pullback(full)
-        return tuple(
+        grads = tuple(
             _conj_if_complex(
                 sum(leaf_cts[j] for j in g[1:]) + leaf_cts[g[0]]
                 if len(g) > 1
@@ -278,6 +256,7 @@ def _make_vjp(program: Program, ct_given: tuple):
             for g in program.groups
             if g
         )
+        return (*grads, *kept)
 
     return run
 
@@ -285,11 +264,12 @@ def _make_vjp(program: Program, ct_given: tuple):
 class _VjpCall:
     """The primitive of a whole gradient computation (one node for outer tapes)."""
 
-    __slots__ = ("program", "ct_given", "n_leaves", "n_consts", "__name__")
+    __slots__ = ("program", "ct_given", "keep", "n_leaves", "n_consts", "__name__")
 
-    def __init__(self, program, ct_given, n_consts):
+    def __init__(self, program, ct_given, n_consts, keep=()):
         self.program = program
         self.ct_given = ct_given
+        self.keep = keep  # local refs whose forward values are returned too
         self.n_leaves = program.n_leaves
         self.n_consts = n_consts
         self.__name__ = "GradientTape.gradient"
@@ -299,16 +279,19 @@ class _VjpCall:
             isinstance(other, _VjpCall)
             and other.program == self.program
             and other.ct_given == self.ct_given
+            and other.keep == self.keep
         )
 
     def __hash__(self):
-        return hash((self.program, self.ct_given))
+        return hash((self.program, self.ct_given, self.keep))
 
     def __call__(self, *vals):
         nl, nc = self.n_leaves, self.n_consts
         leaves, consts, cts = vals[:nl], vals[nl : nl + nc], vals[nl + nc :]
-        key = ("vjp", self.program, self.ct_given)
-        fn = cache.lookup(key, lambda: _make_vjp(self.program, self.ct_given))
+        key = ("vjp", self.program, self.ct_given, self.keep)
+        fn = cache.lookup(
+            key, lambda: _make_vjp(self.program, self.ct_given, self.keep)
+        )
         return fn(tuple(leaves), tuple(consts), tuple(cts))
 
 
@@ -317,11 +300,20 @@ def vjp(sl: Slice, ct_objs: list, ct_given: tuple):
 
     Goes through the dispatcher, so an outer recording tape that tracks any
     leaf, constant or cotangent records the whole computation as one node.
+    With no outer tape, the values of the slice's pending outputs come back
+    too (the forward pass is computed once, and nothing stays pending).
     """
-    call = _VjpCall(sl.program, ct_given, len(sl.const_objs))
+    pending = sl.pending if not _state.tapes else ()
+    keep = tuple(ref for ref, _ in pending)
+    call = _VjpCall(sl.program, ct_given, len(sl.const_objs), keep)
     info = OpInfo(call, "GradientTape.gradient", False, True)
     out = dispatch_raw(info, [*sl.leaf_objs, *sl.const_objs, *ct_objs], ())
-    return list(out) if isinstance(out, tuple) else [out]
+    out = list(out) if isinstance(out, tuple) else [out]
+    if pending:
+        out, kept = out[: len(out) - len(pending)], out[len(out) - len(pending) :]
+        for (_, p), t in zip(pending, kept):
+            deferred.fill(p, t._value)
+    return out
 
 
 class _JacobianCall:

@@ -9,6 +9,7 @@ tracked Tensor alive so that `id()` keys stay unique.
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import jax.numpy as jnp
@@ -28,14 +29,12 @@ class NumpyEscapeWarning(UserWarning):
     """
 
 
-_FLOAT_DTYPES = frozenset(
-    np.dtype(d)
-    for d in ("float16", "float32", "float64", "complex64", "complex128", jnp.bfloat16)
-)
+_BFLOAT16 = np.dtype(jnp.bfloat16)
 
 
 def _float_out(t) -> bool:
-    return t._value.dtype in _FLOAT_DTYPES
+    dtype = t._v.dtype
+    return dtype.kind in "fc" or dtype == _BFLOAT16
 
 
 class Recorder:
@@ -89,10 +88,8 @@ class Recorder:
     # -- recording (called by the dispatcher for every op while recording) -----
     def _record(self, info, params, objs, out) -> None:
         ids = self.ids
-        for o in objs:
-            if type(o) is Tensor and id(o) in ids:
-                break
-        else:
+        refs = [ids.get(id(o)) if type(o) is Tensor else None for o in objs]
+        if refs.count(None) == len(refs):
             return
         if not info.differentiable:
             self.notes.append(
@@ -100,21 +97,27 @@ class Recorder:
             )
             return
         multi = type(out) is not Tensor
-        outs = tree_flatten(out)[0] if multi else (out,)
-        floats = [t._value.dtype in _FLOAT_DTYPES for t in outs]
-        if not any(floats):
+        if multi:
+            outs = tree_flatten(out)[0]
+            floats = [_float_out(t) for t in outs]
+        else:
+            outs, floats = (out,), (_float_out(out),)
+        if True not in floats:
             self.notes.append(
                 f"`{info.name}` produced only integer/bool outputs from "
                 "a tracked tensor"
             )
             return
-        ins = tuple(
-            ids[id(o)] if type(o) is Tensor and id(o) in ids else self._const(o)
-            for o in objs
-        )
+        if None in refs:
+            refs = [self._const(o) if r is None else r for r, o in zip(refs, objs)]
         k = len(self.nodes)
-        out_refs = tuple(self._output(t, k) if f else -1 for t, f in zip(outs, floats))
-        self.nodes.append((info.fn, params, ins, out_refs, multi))
+        if multi:
+            out_refs = tuple(
+                [self._output(t, k) if f else -1 for t, f in zip(outs, floats)]
+            )
+        else:
+            out_refs = (self._output(out, k),)
+        self.nodes.append((info.fn, params, tuple(refs), out_refs, multi))
 
     def _output(self, t: Tensor, node: int) -> int:
         ref = len(self.tensors)
@@ -139,6 +142,8 @@ class Recorder:
 
 class _CaptureReads:
     """A pseudo-tape that only collects the variables read (for custom_gradient)."""
+
+    ids = types.MappingProxyType({})  # tracks no tensor
 
     def __init__(self):
         self.variables: dict[int, object] = {}

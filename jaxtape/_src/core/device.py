@@ -189,6 +189,22 @@ def to_device(value):
     return place(value)
 
 
+def run(fn, vals, params):
+    """`fn(*vals, *params)`; inputs on different devices meet on the default one.
+
+    TF copies inputs that live on different devices to the op's device; JAX
+    refuses. Outside a device scope that is the default device.
+    """
+    try:
+        return fn(*vals, *params)
+    except ValueError as error:
+        if "incompatible devices" not in str(error):
+            raise
+    default = jax.devices()[0]
+    vals = [jax.device_put(v, default) if isinstance(v, jax.Array) else v for v in vals]
+    return fn(*vals, *params)
+
+
 # -- physical devices and memory growth ---------------------------------------------
 class PhysicalDevice(NamedTuple):
     """TF's `config.PhysicalDevice`."""

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxtape._src.core import context, device, dtypes, errors
+from jaxtape._src.core import context, deferred, device, dtypes, errors
 from jaxtape._src.core.tensor import Tensor
 
 _state = context.state
@@ -28,14 +28,18 @@ _PY_SCALARS = (float, int, bool, complex)
 class OpInfo:
     """What the dispatcher knows about one op (fixed at definition time)."""
 
-    __slots__ = ("fn", "eager", "name", "same_dtype", "differentiable")
+    __slots__ = ("fn", "eager", "name", "same_dtype", "differentiable", "deferrable")
 
-    def __init__(self, fn, name, same_dtype, differentiable, eager=None):
+    def __init__(
+        self, fn, name, same_dtype, differentiable, eager=None, deferrable=False
+    ):
         self.fn = fn  # the primitive recorded on tapes: fn(*input_values, *params)
         self.eager = eager or fn  # what computes the op eagerly (maybe jitted)
         self.name = name
         self.same_dtype = same_dtype
         self.differentiable = differentiable
+        # A pure body that a recording tape may run lazily (`deferred`).
+        self.deferrable = deferrable
 
 
 # -- conversion ------------------------------------------------------------------
@@ -107,7 +111,7 @@ def _tf_name(np_dtype) -> str:
 def _dtype_of(x):
     t = type(x)
     if t is Tensor:
-        return x._value.dtype
+        return x._v.dtype
     if t in _PY_SCALARS or t is list or t is tuple:
         return None
     return getattr(x, "dtype", None)
@@ -127,20 +131,20 @@ def _unify(info: OpInfo, args: tuple):
         if type(a) is Tensor:
             tb = type(b)
             if tb is Tensor:
-                if a._value.dtype == b._value.dtype:
+                if a._v.dtype == b._v.dtype:
                     return args
             elif tb in _PY_SCALARS:
-                _check_python_scalar(b, a._value.dtype)
+                _check_python_scalar(b, a._v.dtype)
                 return args
         elif type(b) is Tensor and type(a) in _PY_SCALARS:
-            _check_python_scalar(a, b._value.dtype)
+            _check_python_scalar(a, b._v.dtype)
             return args
     positions = range(len(args)) if info.same_dtype is True else info.same_dtype
     picked = [args[i] for i in positions]
     target = None
     for a in picked:
         if type(a) is Tensor:
-            target = a._value.dtype
+            target = a._v.dtype
             break
         if isinstance(a, _var_type()):
             target = np.dtype(a.dtype.as_numpy_dtype)
@@ -160,9 +164,7 @@ def _unify(info: OpInfo, args: tuple):
         t = type(a)
         if t is Tensor or isinstance(a, _var_type()):
             if i in positions:
-                got = (
-                    a._value.dtype if t is Tensor else np.dtype(a.dtype.as_numpy_dtype)
-                )
+                got = a._v.dtype if t is Tensor else np.dtype(a.dtype.as_numpy_dtype)
                 if got != target:
                     raise _mismatch(info, i, target, got)
         elif i not in positions:
@@ -200,15 +202,16 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
     tapes = _state.tapes
     if tapes:  # variables are read through the tapes (each read a leaf)
         objs = [a if type(a) is Tensor else input_of(a) for a in args]
+        if info.deferrable and deferred.enabled:
+            out = _deferred(info, objs, params, tapes)
+            if out is not None:
+                return out
         vals = [o._value if type(o) is Tensor else o for o in objs]
     else:
         vals = [a._value if type(a) is Tensor else value_of(a) for a in args]
     if _state.device is not None:
         vals = [_placed(v) for v in vals]
-    try:
-        out = info.eager(*vals, *params)
-    except ValueError as e:
-        out = _on_one_device(info.eager, vals, params, e)
+    out = device.run(info.eager, vals, params)
     if not tapes:
         if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
             return _wrap(out)
@@ -228,11 +231,34 @@ def dispatch_raw(info: OpInfo, objs: list, params: tuple):
     vals = [o._value if type(o) is Tensor else o for o in objs]
     if _state.device is not None:
         vals = [_placed(v) for v in vals]
-    try:
-        out = _wrap(info.fn(*vals, *params))
-    except ValueError as e:
-        out = _wrap(_on_one_device(info.fn, vals, params, e))
+    out = _wrap(device.run(info.fn, vals, params))
     for tape in _state.tapes:
+        tape._record(info, params, objs, out)
+    return out
+
+
+def _deferred(info, objs, params, tapes):
+    """The op's output as a recorded Tensor computed later, when an input is
+    tracked (else None: run it now). Not inside a trace or a device scope."""
+    if _state.device is not None or _state.function_depth:
+        return None
+    for tape in tapes:
+        ids = tape.ids
+        for o in objs:
+            if type(o) is Tensor and id(o) in ids:
+                break
+        else:
+            continue
+        break
+    else:
+        return None
+    pending = deferred.defer(
+        info, [o._v if type(o) is Tensor else o for o in objs], params
+    )
+    if pending is None:
+        return None
+    out = Tensor(pending)
+    for tape in tapes:
         tape._record(info, params, objs, out)
     return out
 
@@ -240,16 +266,6 @@ def dispatch_raw(info: OpInfo, objs: list, params: tuple):
 def _placed(v):
     # Under `jaxtape.device`: arrays move to that device (Python scalars stay weak).
     return device.place(v) if isinstance(v, (jax.Array, np.ndarray)) else v
-
-
-def _on_one_device(fn, vals, params, error):
-    # TF copies inputs that live on different devices to the op's device; JAX
-    # refuses. Outside a device scope that is the default device.
-    if "incompatible devices" not in str(error):
-        raise error
-    default = jax.devices()[0]
-    vals = [jax.device_put(v, default) if isinstance(v, jax.Array) else v for v in vals]
-    return fn(*vals, *params)
 
 
 def _slow_value(a):
@@ -309,6 +325,7 @@ def op(
     same_dtype: bool = False,
     differentiable: bool = True,
     jit: bool = False,
+    defer: bool = True,
 ):
     """Decorator: makes a public op of a pure body `body(*inputs, *params)`.
 
@@ -324,6 +341,8 @@ def op(
       jit: compile the eager call of a body made of several jnp calls (a
         fused layer, a loss) so that it is one XLA dispatch; tapes still
         record the plain body.
+      defer: whether a recording tape may run the op lazily (`deferred`);
+        False for bodies that check input values on the host.
     """
 
     def decorate(body):
@@ -349,7 +368,9 @@ def op(
             n_in = len(in_names)
             static = tuple(range(n_in, n_in + len(param_names)))
             eager = jax.jit(fn, static_argnums=static)
-        info = OpInfo(fn, name or body.__name__, same_dtype, differentiable, eager)
+        info = OpInfo(
+            fn, name or body.__name__, same_dtype, differentiable, eager, defer
+        )
         env: dict[str, Any] = {"_dispatch": dispatch, "_info": info}
         sig_parts = []
         for p, v in sig.parameters.items():

@@ -18,11 +18,13 @@ class DType:
     scalar type or its name, so `x.dtype == np.float32` works as in TF.
     """
 
-    __slots__ = ("_np", "_name")
+    __slots__ = ("_np", "_name", "_floating", "_integer")
 
     def __init__(self, np_dtype: np.dtype, name: str):
         self._np = np.dtype(np_dtype)
         self._name = name
+        self._floating = bool(jnp.issubdtype(self._np, jnp.floating))
+        self._integer = bool(jnp.issubdtype(self._np, jnp.integer))
 
     @property
     def name(self) -> str:
@@ -44,11 +46,11 @@ class DType:
 
     @property
     def is_floating(self) -> bool:
-        return jnp.issubdtype(self._np, jnp.floating)
+        return self._floating
 
     @property
     def is_integer(self) -> bool:
-        return jnp.issubdtype(self._np, jnp.integer)
+        return self._integer
 
     @property
     def is_unsigned(self) -> bool:

@@ -10,6 +10,7 @@ import jax
 import numpy as np
 
 from jaxtape._src.core import context, dtypes
+from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.device import device_name
 
 
@@ -97,11 +98,20 @@ class Tensor:
     <jaxtape.Tensor: shape=(), dtype=float32, numpy=6.0>
     """
 
-    __slots__ = ("_value", "__weakref__")
+    # `_v`: the array, or a `deferred.Pending` under a recording tape; `_value`
+    # computes a pending value on first use. Shape and dtype never need it.
+    __slots__ = ("_v", "__weakref__")
     __array_priority__ = 100  # NumPy defers `ndarray + Tensor` to us
 
     def __init__(self, value):
-        self._value = value
+        self._v = value
+
+    @property
+    def _value(self):
+        v = self._v
+        if type(v) is Pending:
+            v = self._v = v.force()
+        return v
 
     # -- metadata -----------------------------------------------------------
     @property
@@ -111,18 +121,18 @@ class Tensor:
 
     @property
     def dtype(self) -> dtypes.DType:
-        return dtypes.of_array(self._value.dtype)
+        return dtypes.of_array(self._v.dtype)
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._value.shape)
+        return TensorShape(self._v.shape)
 
     def get_shape(self) -> TensorShape:
         return self.shape
 
     @property
     def ndim(self) -> int:
-        return self._value.ndim
+        return self._v.ndim
 
     @property
     def device(self) -> str:
@@ -190,9 +200,9 @@ class Tensor:
         return complex(self._value)
 
     def __len__(self) -> int:
-        if not self._value.shape:
+        if not self._v.shape:
             raise TypeError("len() of unsized object: a scalar Tensor has no length.")
-        return self._value.shape[0]
+        return self._v.shape[0]
 
     def __hash__(self):
         raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")

@@ -135,7 +135,7 @@ def reverse(tensor, axis, name=None):
     return jnp.flip(tensor, _axis(axis))
 
 
-@op("GatherV2", inputs=("params", "indices"))
+@op("GatherV2", inputs=("params", "indices"), defer=False)  # checks indices
 def _gather(params, indices, axis, batch_dims):
     if batch_dims:
         raise NotImplementedError("gather with batch_dims > 0 is not supported yet.")
