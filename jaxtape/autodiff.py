@@ -11,8 +11,18 @@ def cache_stats() -> dict:
     return cache.stats()
 
 
+def deferred_cache_stats() -> dict:
+    """Hit/miss/compile counters of the deferred-forward cache (values computed
+    from ops a recording tape ran lazily; see README, "Deferred execution")."""
+    from jaxtape._src.core.deferred import cache
+
+    return cache.stats()
+
+
 def clear_cache() -> None:
-    """Empties the compiled-backward cache and resets its counters."""
+    """Empties the compiled-backward and deferred-forward caches (and counters)."""
     from jaxtape._src.autodiff.backward import cache
+    from jaxtape._src.core import deferred
 
     cache.clear()
+    deferred.clear_cache()
