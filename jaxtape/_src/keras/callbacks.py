@@ -47,13 +47,19 @@ class CallbackList:
             cb.set_params(params)
 
     def __getattr__(self, hook):
+        """`on_*` calls that hook on every callback that overrides it (built
+        once per hook: batch hooks nobody overrides cost nothing per step)."""
         if not hook.startswith("on_"):
             raise AttributeError(hook)
+        base = getattr(Callback, hook, None)
+        methods = [getattr(cb, hook) for cb in self.callbacks]
+        methods = [m for m in methods if getattr(m, "__func__", None) is not base]
 
         def call(*args, **kwargs):
-            for cb in self.callbacks:
-                getattr(cb, hook)(*args, **kwargs)
+            for method in methods:
+                method(*args, **kwargs)
 
+        self.__dict__[hook] = call
         return call
 
 

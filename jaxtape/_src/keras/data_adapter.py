@@ -85,7 +85,6 @@ class ArrayBatches:
         self.batch_size = batch_size or 32
         self.shuffle = shuffle
         self.steps = steps or math.ceil(self.n / self.batch_size)
-        self._rng = np.random.default_rng()
 
     def split(self, validation_split: float):
         """Keras's `validation_split`: the last fraction becomes validation data."""
@@ -99,7 +98,7 @@ class ArrayBatches:
 
     def epoch(self):
         n, size = self.n, self.batch_size
-        order = self._rng.permutation(n) if self.shuffle else None
+        order = np.random.default_rng().permutation(n) if self.shuffle else None
         for step in range(self.steps):
             start = (step * size) % n
             idx = (

@@ -50,6 +50,8 @@ class Metric(Module):
             for var_name, value in self._init_state():
                 v = Variable(value, trainable=False, name=var_name)
                 self._state_vars.append(v)
+        # The initial arrays, kept for `reset_state` (no host copy per reset).
+        self._initial = [v._value for v in self._state_vars]
 
     @property
     def dtype(self):
@@ -83,7 +85,7 @@ class Metric(Module):
         return Tensor(fn(state))
 
     def reset_state(self) -> None:
-        for v, (_, value) in zip(self._state_vars, self._init_state()):
+        for v, value in zip(self._state_vars, self._initial):
             v.assign(value)
 
     reset_states = reset_state
