@@ -56,19 +56,25 @@ class Pending:
 
     def force(self):
         """The computed value (runs the unevaluated segment behind it once)."""
-        if self.value is None:
-            for a in self.args:
-                if type(a) is Pending and a.value is None:
+        value = self.value
+        if value is not None:
+            return value
+        args = self.args
+        for a in args:
+            if type(a) is Pending:
+                if a.value is None:
                     _evaluate(_segment(self))
-                    break
-            else:  # one op on computed inputs: just run it (jnp ops are compiled)
-                args = [a.value if type(a) is Pending else a for a in self.args]
-                try:
-                    self.value = self.eager(*args, *self.params)
-                except ValueError:  # maybe inputs on several devices
-                    self.value = device.run(self.eager, args, self.params)
-                self.args = None
-        return self.value
+                    return self.value
+                args = [b.value if type(b) is Pending else b for b in args]
+                break
+        # One op on computed inputs: just run it (jnp ops are compiled).
+        try:
+            value = self.eager(*args, *self.params)
+        except ValueError:  # maybe inputs on several devices
+            value = device.run(self.eager, args, self.params)
+        self.value = value
+        self.args = None
+        return value
 
 
 def fill(pending: Pending, value) -> None:

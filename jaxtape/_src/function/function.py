@@ -155,14 +155,24 @@ class _Trace:
         every lifted Variable alive, no state scope open, no constraints.
         Returns None when that case does not hold (the caller takes the long way).
         """
-        variables = [r() for r in self.lifted]
-        if None in variables or _scope._stack.scopes:
+        if _scope._stack.scopes:
             return None
+        variables, var_vals = [], []
+        for r in self.lifted:
+            v = r()
+            if v is None:
+                return None
+            variables.append(v)
+            var_vals.append(v._value)
         written = self.written
-        if any(variables[i]._constraint is not None for i in written):
-            return None
-        var_vals = [v._value for v in variables]
-        if written and all(variables[i]._fresh for i in written):
+        fresh = True
+        for i in written:
+            v = variables[i]
+            if v._constraint is not None:
+                return None
+            if not v._fresh:
+                fresh = False
+        if written and fresh:
             fn = self._donating.get(self._all_written)
             if fn is not None:
                 out = fn(*var_vals, *leaves)
@@ -196,6 +206,9 @@ class _Trace:
         return self._outputs(values)
 
     def _outputs(self, values):
+        if self.out_static == [_TENSOR] and self.out_tree.num_nodes == 1:
+            v = values[0]  # one Tensor returned: the common case
+            return v if type(v) is Tensor else Tensor(v)
         it = iter(values)
         leaves = []
         for s in self.out_static:
