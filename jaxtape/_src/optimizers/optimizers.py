@@ -293,6 +293,10 @@ class Optimizer:
                 if decay:
                     p = p - p * jnp.asarray(wd, p.dtype) * lr_p
                 state = jax.tree.unflatten(treedef, leaves)
+                if isinstance(getattr(state, "count", None), jax.Array):
+                    # Keras's bias correction counts `iterations`: one shared
+                    # counter, so XLA computes the correction once per step.
+                    state = state._replace(count=iteration.astype(state.count.dtype))
                 if lr_inside:
                     delta, state = tx.update(-lr_p * g, state, p)
                 else:
