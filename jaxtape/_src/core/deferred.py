@@ -33,6 +33,7 @@ _avals: dict = {}  # (fn, params, input avals) -> output aval, or None: run eage
 _MAX_AVALS = 4096
 _ARRAY = ArrayImpl  # concrete jax arrays (not tracers)
 _PY_SCALARS = (float, int, bool, complex)
+_ABSENT = object()
 
 
 class Pending:
@@ -128,9 +129,6 @@ def defer(info, vals, params):
     if aval is None:
         return None
     return Pending(info.fn, info.eager, params, vals, aval)
-
-
-_ABSENT = object()
 
 
 def _out_aval(fn, vals, params):
