@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxtape._src.core import context, deferred
-from jaxtape._src.core.compile_cache import CompileCache
+from jaxtape._src.core.compile_cache import CompileCache, abstract_value
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
 from jaxtape._src.core.tensor import Tensor
@@ -95,17 +95,6 @@ def _freeze(v):
     if isinstance(v, dict):
         return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
     return v
-
-
-def _aval(v):
-    """A hashable abstract value: JAX's own for arrays (shape, dtype, weak type)."""
-    t = type(v)
-    if t is int or t is float or t is complex or t is bool:
-        return t
-    aval = getattr(v, "aval", None)  # jax arrays, tracers, pending values
-    if aval is not None:
-        return aval
-    return (tuple(v.shape), v.dtype, False)
 
 
 @dataclasses.dataclass
@@ -204,8 +193,8 @@ def build_program(rec, target_refs, source_groups) -> Slice:
     groups = tuple(tuple(local[r] for r in g if r in local) for g in source_groups)
     leaf_objs = [rec.tensors[r] for r in leaf_refs]
     signature = (
-        tuple(_aval(t._v) for t in leaf_objs),
-        tuple(_aval(c._v if type(c) is Tensor else c) for c in const_objs),
+        tuple(abstract_value(t._v) for t in leaf_objs),
+        tuple(abstract_value(c._v if type(c) is Tensor else c) for c in const_objs),
     )
     prog_nodes = tuple(prog_nodes)
     try:

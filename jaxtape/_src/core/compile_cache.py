@@ -55,3 +55,16 @@ class CompileCache:
             "compiles": self.compiles,
             "size": len(self._entries),
         }
+
+
+def abstract_value(v):
+    """A hashable stand-in for an input of a cached program: JAX's own aval
+    (shape, dtype, weak type) for arrays, tracers and pending values; the type
+    for a Python scalar (passed weakly typed); shape and dtype for NumPy."""
+    t = type(v)
+    if t is int or t is float or t is complex or t is bool:
+        return t
+    aval = getattr(v, "aval", None)
+    if aval is not None:
+        return aval
+    return (tuple(v.shape), v.dtype, False)

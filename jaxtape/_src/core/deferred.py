@@ -25,7 +25,7 @@ import numpy as np
 from jax._src.array import ArrayImpl  # the concrete array type (not a tracer)
 
 from jaxtape._src.core import device
-from jaxtape._src.core.compile_cache import CompileCache
+from jaxtape._src.core.compile_cache import CompileCache, abstract_value
 
 enabled = True  # set_deferred_execution
 cache = CompileCache()  # forward segments, keyed by structure
@@ -85,18 +85,6 @@ def fill(pending: Pending, value) -> None:
         pending.args = None
 
 
-def _aval_key(v):
-    """The abstract value of an op input, or None when it cannot be deferred."""
-    t = type(v)
-    if t is _ARRAY or t is Pending:
-        return v.aval
-    if t in _PY_SCALARS:
-        return t
-    if t is np.ndarray:
-        return ("np", v.shape, v.dtype)
-    return None  # tracers and anything unusual run eagerly
-
-
 def defer(info, vals, params):
     """A `Pending` for `info`'s op on `vals`, or None when it must run now.
 
@@ -112,11 +100,10 @@ def defer(info, vals, params):
             key.append(v.aval)
         elif t in _PY_SCALARS:
             key.append(t)
+        elif t is np.ndarray:
+            key.append(abstract_value(v))
         else:
-            k = _aval_key(v)
-            if k is None:
-                return None
-            key.append(k)
+            return None  # tracers and anything unusual run now
     key = tuple(key)
     try:
         aval = _avals.get(key, _ABSENT)
@@ -185,7 +172,7 @@ def _evaluate(nodes: list) -> None:
             if r is None:
                 r = leaf_ids[id(a)] = ~len(leaves)
                 leaves.append(a)
-                leaf_keys.append(_aval_key(a) or ("other", id(a)))
+                leaf_keys.append(abstract_value(a))
             refs.append(r)
         spec.append((n.fn, n.eager, n.params, tuple(refs)))
     key = (tuple((fn, params, refs) for fn, _, params, refs in spec), tuple(leaf_keys))

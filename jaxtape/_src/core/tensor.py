@@ -153,7 +153,8 @@ class Tensor:
     # -- conversion ---------------------------------------------------------
     def numpy(self):
         """The value as a NumPy array (a NumPy scalar for rank 0), like TF."""
-        if isinstance(self._value, jax.core.Tracer):
+        value = self._value
+        if isinstance(value, jax.core.Tracer):
             if context.state.function_depth:
                 raise NotImplementedError(
                     "Tensor.numpy() is not available inside jaxtape.function (as in "
@@ -163,7 +164,7 @@ class Tensor:
             raise RuntimeError(_ESCAPED)
         if context.state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
-        out = np.asarray(self._value)
+        out = np.asarray(value)
         return out[()] if out.ndim == 0 else out
 
     def __array__(self, dtype=None, copy=None):
@@ -176,9 +177,10 @@ class Tensor:
         return self._value
 
     def __bool__(self) -> bool:
-        if isinstance(self._value, jax.core.Tracer):
+        value = self._value
+        if isinstance(value, jax.core.Tracer):
             raise TypeError(_TRACED_CONTROL_FLOW.format(what="a Python `if`/`while`"))
-        return bool(self._value)
+        return bool(value)
 
     def __float__(self) -> float:
         return float(self._value)

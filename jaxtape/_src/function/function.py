@@ -69,8 +69,7 @@ class _Trace:
         self.misses: dict[int, Variable] = {}
         self.traced = False
         self.jitted = jax.jit(self._pure)
-        self._donating: dict = {}
-        self._all_written: tuple = ()
+        self._donating = None  # the program that donates all written state
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -90,7 +89,6 @@ class _Trace:
         self.misses = {k: v for k, v in scope.misses.items()}
         position = {id(v): i for i, v in enumerate(lifted) if v is not None}
         self.written = [position[k] for k in scope.written if k in position]
-        self._all_written = tuple(self.written)  # the donation mask when all fresh
         flat, self.out_tree = tree_flatten(out)
         self.out_static = []
         values = []
@@ -125,30 +123,32 @@ class _Trace:
                 out.append(v._read_raw() if scoped else v._value)
         return out
 
-    def call(self, var_vals, leaves):
+    def call(self, var_vals, leaves, fresh=None):
         """Runs the program, donating the written state nobody else has seen.
 
         A written Variable's buffer is donated (updated in place by XLA) when
         the previous compiled call produced it and nothing read it since
         (`Variable._fresh`); a Tensor from `read_value()` would alias it.
+        `fresh`: whether that holds for every written Variable (found here
+        when not given).
         """
-        mask = tuple(
-            i for i in self.written if (v := self.lifted[i]()) is not None and v._fresh
-        )
-        if not mask or len(mask) != len(self.written):
+        if fresh is None:
+            fresh = all(
+                (v := self.lifted[i]()) is not None and v._fresh for i in self.written
+            )
+        if not (self.written and fresh):
             # Some state was read (or set) outside: run without donation, so a
             # program compiles at most twice (plain, and all written donated).
             return self.jitted(var_vals, leaves)
-        fn = self._donating.get(mask)
-        if fn is None:
+        if self._donating is None:
             closed = self.jitted.trace(var_vals, leaves).jaxpr
 
             def flat(*args):
                 return jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
-            fn = self._donating[mask] = jax.jit(flat, donate_argnums=mask)
-        out = fn(*var_vals, *leaves)
-        return list(out[: self.n_values]), list(out[self.n_values :])
+            self._donating = jax.jit(flat, donate_argnums=tuple(self.written))
+        out = self._donating(*var_vals, *leaves)
+        return out[: self.n_values], out[self.n_values :]
 
     def run_fast(self, leaves):
         """`var_values`, `call` and `finish` in one pass, for the common case:
@@ -172,15 +172,7 @@ class _Trace:
                 return None
             if not v._fresh:
                 fresh = False
-        if written and fresh:
-            fn = self._donating.get(self._all_written)
-            if fn is not None:
-                out = fn(*var_vals, *leaves)
-                values, new_state = out[: self.n_values], out[self.n_values :]
-            else:
-                values, new_state = self.call(var_vals, leaves)
-        else:
-            values, new_state = self.jitted(var_vals, leaves)
+        values, new_state = self.call(var_vals, leaves, fresh)
         out_ids = {id(v) for v in values}  # state also returned as an output
         for i, val in zip(written, new_state):
             var = variables[i]
