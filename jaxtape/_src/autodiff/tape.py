@@ -1,10 +1,11 @@
 """The recording half of a tape: tracked tensors, nodes, variable reads. Layer L3.
 
-A node is `(fn, params, ins, outs)`: `fn` a pure primitive called as
-`fn(*input_values, *params)`, `ins` refs of tracked inputs (>= 0) or
-`~k` for the k-th recorded constant, `outs` refs of the float outputs (-1 for
-outputs that carry no gradient). Refs index `tensors`, which keeps every
-tracked Tensor alive so that `id()` keys stay unique.
+A node is `(fn, params, ins, outs, multi)`: `fn` a pure primitive called as
+`fn(*input_values, *params)`, `ins` a list of refs of tracked inputs (>= 0)
+or `~k` for the k-th recorded constant, `outs` refs of the float outputs (-1
+for outputs that carry no gradient), `multi` whether `fn` returns a structure.
+Refs index `tensors`, which keeps every tracked Tensor alive so that `id()`
+keys stay unique.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ class Recorder:
         self.ids: dict[int, int] = {}  # id(Tensor) -> ref
         self.tensors: list[Tensor] = []  # ref -> Tensor
         self.born: list[int] = []  # ref -> number of nodes when created
-        self.producer: list[int] = []  # ref -> node index, -1 for a leaf
         self.nodes: list[tuple] = []  # (fn, params, ins, outs)
         self.consts: list = []  # constant objects (Tensor or raw value)
         self._const_ids: dict[int, int] = {}
@@ -63,7 +63,6 @@ class Recorder:
         self.ids[id(t)] = ref
         self.tensors.append(t)
         self.born.append(len(self.nodes))
-        self.producer.append(-1)
         return ref
 
     def watch_tensor(self, t: Tensor) -> None:
@@ -86,45 +85,48 @@ class Recorder:
         return type(t) is Tensor and id(t) in self.ids
 
     # -- recording (called by the dispatcher for every op while recording) -----
-    def _record(self, info, params, objs, out) -> None:
-        ids = self.ids
-        refs = [ids.get(id(o)) if type(o) is Tensor else None for o in objs]
+    def _record(self, info, params, objs, out) -> bool:
+        """Records `out = info(objs)` when an input is tracked; says whether."""
+        ids = self.ids  # keyed by the ids of live tracked Tensors only
+        refs = []
+        for o in objs:  # (a loop: a 3.11 comprehension costs a call)
+            refs.append(ids.get(id(o)))
         if refs.count(None) == len(refs):
-            return
+            return False
         if not info.differentiable:
             self.notes.append(
                 f"`{info.name}` (no gradient, as in TF) consumed a tracked tensor"
             )
-            return
-        multi = type(out) is not Tensor
-        if multi:
+            return True
+        if type(out) is Tensor:  # the common case: one output
+            dtype = out._v.dtype
+            floats = (dtype.kind in "fc" or dtype == _BFLOAT16,)
+        else:
             outs = tree_flatten(out)[0]
             floats = [_float_out(t) for t in outs]
-        else:
-            outs, floats = (out,), (_float_out(out),)
         if True not in floats:
             self.notes.append(
                 f"`{info.name}` produced only integer/bool outputs from "
                 "a tracked tensor"
             )
-            return
+            return True
         if None in refs:
             refs = [self._const(o) if r is None else r for r, o in zip(refs, objs)]
         k = len(self.nodes)
-        if multi:
+        if type(out) is Tensor:
+            out_refs = (self._output(out, k),)
+        else:
             out_refs = tuple(
                 [self._output(t, k) if f else -1 for t, f in zip(outs, floats)]
             )
-        else:
-            out_refs = (self._output(out, k),)
-        self.nodes.append((info.fn, params, tuple(refs), out_refs, multi))
+        self.nodes.append((info.fn, params, refs, out_refs, type(out) is not Tensor))
+        return True
 
     def _output(self, t: Tensor, node: int) -> int:
         ref = len(self.tensors)
         self.ids[id(t)] = ref
         self.tensors.append(t)
         self.born.append(node)
-        self.producer.append(node)
         return ref
 
     def _const(self, o) -> int:

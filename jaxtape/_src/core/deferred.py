@@ -37,18 +37,21 @@ _ABSENT = object()
 
 
 class Pending:
-    """The not-yet-computed output of one op: `fn(*args, *params)`.
+    """The not-yet-computed output of one op: `info.fn(*args, *params)`.
 
-    `args` holds arrays, Python scalars and other `Pending`s; `value` is set
-    (and `args` dropped) once computed.
+    `info` is the dispatcher's `OpInfo`; `args` holds arrays, Python scalars
+    and other `Pending`s; `value` is set (and `args` dropped) once computed.
     """
 
-    __slots__ = ("fn", "eager", "params", "args", "aval", "shape", "dtype", "value")
+    __slots__ = ("info", "params", "args", "aval", "shape", "dtype", "value")
 
-    def __init__(self, fn, eager, params, args, aval):
-        self.fn, self.eager, self.params, self.args = fn, eager, params, args
+    def __init__(self, info, params, args, aval):
+        self.info = info
+        self.params = params
+        self.args = args
         self.aval = aval
-        self.shape, self.dtype = aval.shape, aval.dtype
+        self.shape = aval.shape
+        self.dtype = aval.dtype
         self.value = None
 
     @property
@@ -70,9 +73,9 @@ class Pending:
                 break
         # One op on computed inputs: just run it (jnp ops are compiled).
         try:
-            value = self.eager(*args, *self.params)
+            value = self.info.eager(*args, *self.params)
         except ValueError:  # maybe inputs on several devices
-            value = device.run(self.eager, args, self.params)
+            value = device.run(self.info.eager, args, self.params)
         self.value = value
         self.args = None
         return value
@@ -93,7 +96,7 @@ def defer(info, vals, params):
     op and the input avals; on a miss, `jax.eval_shape` finds it (and an op it
     cannot trace abstractly, or with several outputs, is marked eager).
     """
-    key = [info.fn, params]
+    key = [info, params]
     for v in vals:
         t = type(v)
         if t is _ARRAY or t is Pending:
@@ -115,7 +118,7 @@ def defer(info, vals, params):
             del _avals[next(iter(_avals))]
     if aval is None:
         return None
-    return Pending(info.fn, info.eager, params, vals, aval)
+    return Pending(info, params, vals, aval)
 
 
 def _out_aval(fn, vals, params):
@@ -174,7 +177,7 @@ def _evaluate(nodes: list) -> None:
                 leaves.append(a)
                 leaf_keys.append(abstract_value(a))
             refs.append(r)
-        spec.append((n.fn, n.eager, n.params, tuple(refs)))
+        spec.append((n.info.fn, n.info.eager, n.params, tuple(refs)))
     key = (tuple((fn, params, refs) for fn, _, params, refs in spec), tuple(leaf_keys))
     values = _run(cache.lookup(key, lambda: _Replay(spec)), spec, leaves)
     for n, v in zip(nodes, values):

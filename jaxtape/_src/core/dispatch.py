@@ -201,11 +201,22 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
         value_of, input_of = _slow_value, _slow_input
     tapes = _state.tapes
     if tapes:  # variables are read through the tapes (each read a leaf)
-        objs = [a if type(a) is Tensor else input_of(a) for a in args]
-        if info.deferrable and deferred.enabled:
-            out = _deferred(info, objs, params, tapes)
-            if out is not None:
-                return out
+        # (Loops, not comprehensions, on this path: a 3.11 comprehension is a
+        # function call, which costs more than the loop for one or two inputs.)
+        objs, vals = [], []
+        for a in args:
+            o = a if type(a) is Tensor else input_of(a)
+            objs.append(o)
+            vals.append(o._v if type(o) is Tensor else o)
+        if (
+            deferred.enabled
+            and info.deferrable
+            and _state.device is None
+            and not _state.function_depth
+        ):
+            pending = deferred.defer(info, vals, params)
+            if pending is not None:
+                return _recorded(Tensor(pending), info, objs, params, tapes)
         vals = [o._value if type(o) is Tensor else o for o in objs]
     else:
         vals = [a._value if type(a) is Tensor else value_of(a) for a in args]
@@ -237,29 +248,15 @@ def dispatch_raw(info: OpInfo, objs: list, params: tuple):
     return out
 
 
-def _deferred(info, objs, params, tapes):
-    """The op's output as a recorded Tensor computed later, when an input is
-    tracked (else None: run it now). Not inside a trace or a device scope."""
-    if _state.device is not None or _state.function_depth:
-        return None
+def _recorded(out, info, objs, params, tapes):
+    """`out`, a deferred op's output, recorded on the tapes that track an input;
+    computed at once when none does (nothing to differentiate, no reason to wait)."""
+    recorded = False
     for tape in tapes:
-        ids = tape.ids
-        for o in objs:
-            if type(o) is Tensor and id(o) in ids:
-                break
-        else:
-            continue
-        break
-    else:
-        return None
-    pending = deferred.defer(
-        info, [o._v if type(o) is Tensor else o for o in objs], params
-    )
-    if pending is None:
-        return None
-    out = Tensor(pending)
-    for tape in tapes:
-        tape._record(info, params, objs, out)
+        if tape._record(info, params, objs, out):
+            recorded = True
+    if not recorded:
+        out._v = out._v.force()
     return out
 
 

@@ -114,10 +114,7 @@ class Tensor:
         return v
 
     # -- metadata -----------------------------------------------------------
-    @property
-    def value(self):
-        """The underlying `jax.Array` (jaxtape extension)."""
-        return self._value
+    value = property(_value.fget, doc="The underlying `jax.Array` (jaxtape extension).")
 
     @property
     def dtype(self) -> dtypes.DType:
