@@ -256,7 +256,7 @@ class Optimizer:
                     continue
                 with creating_state():  # concrete while jaxtape.function traces
                     zeros = jnp.zeros(var.shape, var.dtype.as_numpy_dtype)
-                    state = tx.init(zeros)
+                    state = _without_count(tx.init(zeros))
                 leaves, treedef = jax.tree.flatten(state)
                 base = var.name.split(":")[0].replace("/", "_")
                 slot_vars = [
@@ -293,17 +293,17 @@ class Optimizer:
                 if decay:
                     p = p - p * jnp.asarray(wd, p.dtype) * lr_p
                 state = jax.tree.unflatten(treedef, leaves)
-                if isinstance(getattr(state, "count", None), jax.Array):
+                if _COUNT in getattr(state, "_fields", ()):
                     # Keras's bias correction counts `iterations`: one shared
-                    # counter, so XLA computes the correction once per step.
-                    state = state._replace(count=iteration.astype(state.count.dtype))
+                    # counter (no per-variable slot), computed once per step.
+                    state = state._replace(count=iteration.astype(jnp.int32))
                 if lr_inside:
                     delta, state = tx.update(-lr_p * g, state, p)
                 else:
                     direction, state = tx.update(g, state, p)
                     delta = -lr_p * direction
                 new_params.append((p + delta).astype(p.dtype))
-                new_states.append(jax.tree.leaves(state))
+                new_states.append(jax.tree.leaves(_without_count(state)))
             return new_params, new_states
 
         return jax.jit(step, static_argnums=(3, 4))
@@ -424,6 +424,17 @@ class Optimizer:
                 lr["config"]
             )
         return cls(**cfg)
+
+
+_COUNT = "count"
+
+
+def _without_count(state):
+    """An optax state with its step `count` left out (None): Keras keeps no
+    per-variable counter, the shared `iterations` stands in for it."""
+    if _COUNT in getattr(state, "_fields", ()):
+        return state._replace(count=None)
+    return state
 
 
 def _grad_value(g):
