@@ -8,7 +8,9 @@ GradientTape, `tape.gradient`, `optimizer.apply_gradients`: run eagerly, as a
 `jaxtape.function`, and inside `Model.fit` (ms per step). Baselines in the
 same run: `jax.jit(jax.value_and_grad)` + an optax Adam step with donated
 state on the same pure function, and real tf.keras (eager and `tf.function`)
-when the `parity` extra is installed. Median ms after warm-up.
+when the `parity` extra is installed. Median ms after warm-up; the fn/JAX
+and fit/JAX ratios are paired (the median of per-round ratios, the two sides
+alternating).
 
 Run: python benchmarks/train_step.py [--quick] [--only seed|mlp32|mlp256|cnn] [--no-tf]
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import platform
 import statistics
 import time
@@ -30,14 +33,19 @@ import jaxtape
 
 
 def _tensorflow():
-    """Real TF (the test-only `parity` extra) if installed; imported on demand,
-    since its large heap slows Python's garbage collector for everyone."""
+    """Real TF (the test-only `parity` extra) if installed, or None.
+
+    Its import leaves a large heap of Python objects that every garbage
+    collection would scan again, slowing whichever side allocates more (here
+    jaxtape's steps by 5%): `gc.freeze()` moves them out of the collector's way.
+    """
     try:
         import tensorflow
-
-        return tensorflow
     except ImportError:  # pragma: no cover
         return None
+    gc.collect()
+    gc.freeze()
+    return tensorflow
 
 
 def median_ms(step, reps, warmup=5):
@@ -52,18 +60,27 @@ def median_ms(step, reps, warmup=5):
 
 
 def interleaved_ms(steps, reps, rounds=5):
-    """Medians of several steps measured in alternating rounds (noise-fair)."""
+    """Medians (ms) of several steps measured in alternating rounds, and the
+    median over rounds of each round's ratio steps[0] / steps[-1]: a paired
+    figure, which this machine's drift (often 10% within a minute) spares."""
     for step in steps:
         for _ in range(5):
             step()
     samples = [[] for _ in steps]
+    ratios = []
     for _ in range(rounds):
+        round_medians = []
         for step, out in zip(steps, samples):
+            times = []
             for _ in range(max(reps // rounds, 2)):
                 t0 = time.perf_counter()
                 step()
-                out.append(time.perf_counter() - t0)
-    return [statistics.median(s) * 1e3 for s in samples]
+                times.append(time.perf_counter() - t0)
+            out.extend(times)
+            round_medians.append(statistics.median(times))
+        ratios.append(round_medians[0] / round_medians[-1])
+    medians = [statistics.median(s) * 1e3 for s in samples]
+    return medians, statistics.median(ratios)
 
 
 def first_ms(step):
@@ -125,9 +142,9 @@ def keras_step(mod, kind, x, y, compiled=False):
     return model, step
 
 
-def fit_vs_jax_ms(kind, x, y, base, rounds):
-    """ms per step of `Model.fit` (compiled train_step, one 20-batch epoch per
-    round) and of the JAX step, in alternating rounds."""
+def fit_vs_jax(kind, x, y, base, rounds):
+    """Time per step of `Model.fit` (compiled train_step, one 20-batch epoch
+    per round) over that of the JAX step, in alternating rounds."""
     model = jaxtape.keras.Sequential(_layers(jaxtape, kind))
     model.compile(optimizer="adam", loss=_loss(jaxtape, kind))
     xs, ys = np.concatenate([x] * 20), np.concatenate([y] * 20)
@@ -143,7 +160,8 @@ def fit_vs_jax_ms(kind, x, y, base, rounds):
             base.unsynced()  # fit does not wait for each step either
         base()  # both rounds end waiting for the last step
         jax_times.append((time.perf_counter() - t0) / 20)
-    return statistics.median(fit_times) * 1e3, statistics.median(jax_times) * 1e3
+    # Paired: the median of each round's ratio (see interleaved_ms).
+    return statistics.median(f / j for f, j in zip(fit_times, jax_times))
 
 
 def jax_step(kind, weights, x, y, window_pool=False):
@@ -242,8 +260,10 @@ def main():
         base = jax_step(kind, model.get_weights(), x, y)
         # Many short alternating rounds: a ratio near 1 is easily swamped by
         # this machine's drift otherwise.
-        fn_ms, base_ms = interleaved_ms([compiled, base], reps * 10, rounds=20)
-        fit_ms, fit_base_ms = fit_vs_jax_ms(kind, x, y, base, 5 if args.quick else 15)
+        (fn_ms, base_ms), fn_ratio = interleaved_ms(
+            [compiled, base], reps * 10, rounds=20
+        )
+        fit_ratio = fit_vs_jax(kind, x, y, base, 5 if args.quick else 25)
         tf_cols = f"{'-':>9s} {'-':>9s} {'-':>8s} {'-':>9s}"
         if tf_real is not None:
             _, theirs = keras_step(tf_real, kind, x, y)
@@ -256,7 +276,7 @@ def main():
             )
         print(
             f"{name:34s} {eager_ms:8.2f} {fn_ms:9.2f} {base_ms:8.2f} "
-            f"{fn_ms / base_ms:6.2f}x {fit_ms / fit_base_ms:7.2f}x {tf_cols}  "
+            f"{fn_ratio:6.2f}x {fit_ratio:7.2f}x {tf_cols}  "
             f"{first_eager:.0f}, {first_fn:.0f}"
         )
         if kind == "cnn":

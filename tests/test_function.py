@@ -48,6 +48,28 @@ def test_state_is_lifted_and_written_back():
     assert not isinstance(v._value, type(None))
 
 
+def test_only_the_variables_the_function_touches_stay_inputs():
+    # Every live Variable is lifted for the first trace; those it neither read
+    # nor wrote (here another model's weights) must not stay program inputs.
+    unrelated = [tf.Variable(tf.ones([7, 13])) for _ in range(3)]
+    v = tf.Variable(2.0)
+    grows = tf.Variable(0.0)
+
+    @tf.function
+    def f(x):
+        grows.assign_add(x)
+        return v * x
+
+    x = tf.constant(3.0)
+    assert float(f(x)) == 6.0 and float(f(x)) == 6.0 and grows.numpy() == 6.0
+    text = f.get_concrete_function(x).as_text()
+    assert "7,13" not in text and text.count("f32[]") >= 3  # v, grows, x
+    unrelated[0].assign_add(tf.ones([7, 13]))  # still ordinary Variables
+    v.assign(5.0)  # read on every call, not baked in
+    assert float(f(x)) == 15.0 and f.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(unrelated[0].numpy(), 2 * np.ones([7, 13]))
+
+
 def test_no_variable_holds_a_tracer_when_tracing_fails():
     v = tf.Variable(1.0)
 
