@@ -2,7 +2,8 @@
 
 Each row is measured in this run beside its baseline (hand-written JAX; real TF
 eager when the `parity` extra is installed). Median µs after warm-up, with
-`block_until_ready`; ratio = jaxtape / JAX baseline.
+`block_until_ready`; ratio = jaxtape / JAX baseline (for the dispatch rows,
+measured in alternating rounds, the median of the per-round ratios).
 
 Run: python benchmarks/core.py [--quick]
 """
@@ -53,36 +54,49 @@ def first_call(fn):
     return (time.perf_counter() - t0) * 1e6
 
 
-def row(name, ours, base, tf_us=None, note=""):
+def row(name, ours, base, tf_us=None, note="", ratio=None):
+    """One line; `ratio` (paired, from `interleaved`) replaces ours / base."""
     tf_col = f"{tf_us:10.1f}" if tf_us is not None else f"{'-':>10}"
-    print(f"{name:46s} {ours:10.1f} {base:10.1f} {ours / base:7.2f}x {tf_col}  {note}")
+    ratio = ours / base if ratio is None else ratio
+    print(f"{name:46s} {ours:10.1f} {base:10.1f} {ratio:7.2f}x {tf_col}  {note}")
 
 
 def interleaved(fns, reps, rounds=10):
-    """Medians (µs) of several calls measured in alternating rounds (noise-fair)."""
+    """Medians (µs) of several calls measured in alternating rounds, and the
+    median over rounds of each round's ratio fns[0] / fns[-1] (paired, so the
+    machine's drift between rounds cancels)."""
     for fn in fns:
         for _ in range(5):
             _block(fn())
     samples = [[] for _ in fns]
+    ratios = []
     for _ in range(rounds):
+        round_medians = []
         for fn, out in zip(fns, samples):
+            times = []
             for _ in range(max(reps // rounds, 2)):
                 t0 = time.perf_counter()
                 _block(fn())
-                out.append(time.perf_counter() - t0)
-    return [statistics.median(s) * 1e6 for s in samples]
+                times.append(time.perf_counter() - t0)
+            out.extend(times)
+            round_medians.append(statistics.median(times))
+        ratios.append(round_medians[0] / round_medians[-1])
+    return [statistics.median(s) * 1e6 for s in samples], statistics.median(ratios)
 
 
 def dispatch(reps):
     print("\n## dispatch (µs per op call, x = float32[100])")
     x_np = np.ones(100, np.float32)
     xj, xt = jnp.asarray(x_np), jaxtape.constant(x_np)
-    ours, base = interleaved([lambda: jaxtape.sin(xt), lambda: jnp.sin(xj)], reps * 5)
+    (ours, base), ratio = interleaved(
+        [lambda: jaxtape.sin(xt), lambda: jnp.sin(xj)], reps * 5
+    )
     row(
         "jaxtape.sin outside a tape",
         ours,
         base,
         timeit(lambda: tf_real.sin(tf_real.constant(x_np)), reps) if tf_real else None,
+        ratio=ratio,
     )
 
     # Inside: the op is recorded (deferred) and its value read, as TF's eager
@@ -94,10 +108,10 @@ def dispatch(reps):
                 out = jaxtape.sin(xt).value  # read it, as TF computes it
         return out
 
-    ours, base100 = interleaved(
+    (ours, base100), ratio = interleaved(
         [recorded, lambda: [jnp.sin(xj) for _ in range(100)][-1]], max(reps // 10, 20)
     )
-    row("jaxtape.sin inside a recording tape", ours / 100, base100 / 100)
+    row("jaxtape.sin inside a recording tape", ours / 100, base100 / 100, ratio=ratio)
 
 
 def chain(n, reps):
