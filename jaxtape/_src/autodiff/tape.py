@@ -155,8 +155,8 @@ class _CaptureReads:
         self.variables.setdefault(id(var), var)
         self.reads.append((var, t))
 
-    def _record(self, info, params, objs, out) -> None:
-        pass
+    def _record(self, info, params, objs, out) -> bool:
+        return False  # records nothing: the dispatcher computes the op at once
 
 
 def read_variable(var) -> Tensor:

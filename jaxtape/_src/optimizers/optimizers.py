@@ -293,7 +293,7 @@ class Optimizer:
                 if decay:
                     p = p - p * jnp.asarray(wd, p.dtype) * lr_p
                 state = jax.tree.unflatten(treedef, leaves)
-                if _COUNT in getattr(state, "_fields", ()):
+                if "count" in getattr(state, "_fields", ()):
                     # Keras's bias correction counts `iterations`: one shared
                     # counter (no per-variable slot), computed once per step.
                     state = state._replace(count=iteration.astype(jnp.int32))
@@ -426,13 +426,10 @@ class Optimizer:
         return cls(**cfg)
 
 
-_COUNT = "count"
-
-
 def _without_count(state):
     """An optax state with its step `count` left out (None): Keras keeps no
     per-variable counter, the shared `iterations` stands in for it."""
-    if _COUNT in getattr(state, "_fields", ()):
+    if "count" in getattr(state, "_fields", ()):
         return state._replace(count=None)
     return state
 
