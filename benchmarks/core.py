@@ -15,6 +15,7 @@ import platform
 import statistics
 import time
 
+import _timing  # benchmarks/_timing.py (scripts run from this folder)
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -62,26 +63,10 @@ def row(name, ours, base, tf_us=None, note="", ratio=None):
 
 
 def interleaved(fns, reps, rounds=10):
-    """Medians (µs) of several calls measured in alternating rounds, and the
-    median over rounds of each round's ratio fns[0] / fns[-1] (paired, so the
-    machine's drift between rounds cancels)."""
-    for fn in fns:
-        for _ in range(5):
-            _block(fn())
-    samples = [[] for _ in fns]
-    ratios = []
-    for _ in range(rounds):
-        round_medians = []
-        for fn, out in zip(fns, samples):
-            times = []
-            for _ in range(max(reps // rounds, 2)):
-                t0 = time.perf_counter()
-                _block(fn())
-                times.append(time.perf_counter() - t0)
-            out.extend(times)
-            round_medians.append(statistics.median(times))
-        ratios.append(round_medians[0] / round_medians[-1])
-    return [statistics.median(s) * 1e6 for s in samples], statistics.median(ratios)
+    """Medians (µs) in alternating rounds and the paired ratio (`_timing`)."""
+    blocking = [lambda fn=fn: _block(fn()) for fn in fns]
+    medians, ratio = _timing.interleaved(blocking, reps, rounds)
+    return [m * 1e6 for m in medians], ratio
 
 
 def dispatch(reps):

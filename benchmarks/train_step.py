@@ -24,6 +24,7 @@ import platform
 import statistics
 import time
 
+import _timing  # benchmarks/_timing.py (scripts run from this folder)
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -60,27 +61,9 @@ def median_ms(step, reps, warmup=5):
 
 
 def interleaved_ms(steps, reps, rounds=5):
-    """Medians (ms) of several steps measured in alternating rounds, and the
-    median over rounds of each round's ratio steps[0] / steps[-1]: a paired
-    figure, which this machine's drift (often 10% within a minute) spares."""
-    for step in steps:
-        for _ in range(5):
-            step()
-    samples = [[] for _ in steps]
-    ratios = []
-    for _ in range(rounds):
-        round_medians = []
-        for step, out in zip(steps, samples):
-            times = []
-            for _ in range(max(reps // rounds, 2)):
-                t0 = time.perf_counter()
-                step()
-                times.append(time.perf_counter() - t0)
-            out.extend(times)
-            round_medians.append(statistics.median(times))
-        ratios.append(round_medians[0] / round_medians[-1])
-    medians = [statistics.median(s) * 1e3 for s in samples]
-    return medians, statistics.median(ratios)
+    """Medians (ms) in alternating rounds and the paired ratio (`_timing`)."""
+    medians, ratio = _timing.interleaved(steps, reps, rounds)
+    return [m * 1e3 for m in medians], ratio
 
 
 def first_ms(step):

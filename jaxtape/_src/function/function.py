@@ -2,7 +2,8 @@
 
 The Python function is traced once per input signature into one XLA program.
 State is lifted through the state scope (STYLE.md: functionalization happens
-in one place): every live Variable is an input of the compiled program, reads
+in one place): every live Variable is an input of the traced program (those
+the trace neither read nor wrote are dropped before it compiles), reads
 inside the trace see that input, writes stay in the scope and come out as
 outputs, and after the call the written values are assigned back. Layer
 weights, optimizer slots and `iterations`, metric accumulators, BatchNorm
@@ -69,8 +70,9 @@ class _Trace:
         self.misses: dict[int, Variable] = {}
         self.used: set[int] = set()  # ids of the Variables the trace read or wrote
         self.traced = False
-        self.jitted = jax.jit(self._pure)
-        self._donating = None  # the program that donates all written state
+        self.jitted = jax.jit(self._pure)  # traced once; `settle` builds these:
+        self._plain = None  # flat program: (*var_vals, *leaves) -> values + state
+        self._donating = None  # the same, donating all written state
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -114,35 +116,35 @@ class _Trace:
         new_state = [scope.value_of(lifted[i]) for i in self.written]
         return values, new_state
 
-    def prune(self, traced) -> None:
-        """Lifts only the Variables the trace read or wrote.
+    def settle(self, traced) -> None:
+        """After the first trace: lifts only the Variables it read or wrote,
+        and builds the plain and donating programs from its jaxpr.
 
         Every live Variable is lifted for the trace (so that the first call
         needs no second trace); the others would be dead inputs that each call
         still passes, checks and reads (a model built beside this one made a
-        step 7% slower). `traced`: the `jax.jit(...).trace` of this program.
+        step 7% slower). `traced`: `self.jitted.trace(...)`.
         """
         keep = []
         for i, r in enumerate(self.lifted):
             v = r()
             if v is not None and id(v) in self.used:
                 keep.append(i)
-        if len(keep) == len(self.lifted):
-            return
-        closed, n_all, n_values = traced.jaxpr, len(self.lifted), self.n_values
+        closed, n_all, n_keep = traced.jaxpr, len(self.lifted), len(keep)
 
-        def program(var_vals, leaf_vals):
-            full = [None] * n_all  # an unused input is never looked at
-            for i, val in zip(keep, var_vals):
+        def flat(*args):
+            full = [None] * n_all  # an input the trace did not touch is never read
+            for i, val in zip(keep, args[:n_keep]):
                 full[i] = val
-            out = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *full, *leaf_vals)
-            return out[:n_values], out[n_values:]
+            leaf_vals = args[n_keep:]
+            return jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *full, *leaf_vals)
 
-        self.jitted = jax.jit(program)
         position = {i: k for k, i in enumerate(keep)}
         self.written = [position[i] for i in self.written]
         self.lifted = [self.lifted[i] for i in keep]
         self.avals = [self.avals[i] for i in keep]
+        self._plain = jax.jit(flat)
+        self._donating = jax.jit(flat, donate_argnums=tuple(self.written))
 
     def var_values(self):
         scoped = bool(_scope._stack.scopes)
@@ -168,18 +170,10 @@ class _Trace:
             fresh = all(
                 (v := self.lifted[i]()) is not None and v._fresh for i in self.written
             )
-        if not (self.written and fresh):
-            # Some state was read (or set) outside: run without donation, so a
-            # program compiles at most twice (plain, and all written donated).
-            return self.jitted(var_vals, leaves)
-        if self._donating is None:
-            closed = self.jitted.trace(var_vals, leaves).jaxpr
-
-            def flat(*args):
-                return jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-            self._donating = jax.jit(flat, donate_argnums=tuple(self.written))
-        out = self._donating(*var_vals, *leaves)
+        # When some state was read (or set) outside, the call runs without
+        # donation, so a program compiles at most twice.
+        program = self._donating if self.written and fresh else self._plain
+        out = program(*var_vals, *leaves)
         return out[: self.n_values], out[self.n_values :]
 
     def run_fast(self, leaves):
@@ -297,10 +291,10 @@ def inside_function() -> bool:
 class _CompiledCall:
     """The primitive an outer GradientTape records for one compiled call."""
 
-    __slots__ = ("trace", "n_vars", "__name__")
+    __slots__ = ("trace", "__name__")
 
-    def __init__(self, trace, n_vars):
-        self.trace, self.n_vars = trace, n_vars
+    def __init__(self, trace):
+        self.trace = trace
         self.__name__ = getattr(trace.fn, "__name__", "function")
 
     def __hash__(self):
@@ -310,10 +304,7 @@ class _CompiledCall:
         return isinstance(other, _CompiledCall) and other.trace is self.trace
 
     def __call__(self, *vals):
-        values, new_state = self.trace.jitted(
-            list(vals[: self.n_vars]), list(vals[self.n_vars :])
-        )
-        return (*values, *new_state)
+        return tuple(self.trace._plain(*vals))
 
 
 class Function:
@@ -468,7 +459,7 @@ class Function:
             traced = trace.jitted.trace(var_vals, leaves)
             if trace.misses:  # new Variables appeared: retrace with them lifted
                 return None
-            trace.prune(traced)
+            trace.settle(traced)
             var_vals = trace.var_values()
         if context.state.tapes:
             return self._run_recorded(trace, var_vals, objs)
@@ -481,7 +472,7 @@ class Function:
         for r, val in zip(trace.lifted, var_vals):
             var = r()
             reads.append(var.read_value() if var is not None else val)
-        call = _CompiledCall(trace, len(var_vals))
+        call = _CompiledCall(trace)
         info = OpInfo(call, f"function:{call.__name__}", False, True)
         out = dispatch_raw(
             info,
