@@ -88,38 +88,52 @@ class Recorder:
     def _record(self, info, params, objs, out) -> bool:
         """Records `out = info(objs)` when an input is tracked; says whether."""
         ids = self.ids  # keyed by the ids of live tracked Tensors only
-        refs = []
-        for o in objs:  # (a loop: a 3.11 comprehension costs a call)
-            refs.append(ids.get(id(o)))
-        if refs.count(None) == len(refs):
-            return False
+        if len(objs) == 1:  # the common unary case, without the general loop
+            ref = ids.get(id(objs[0]))
+            if ref is None:
+                return False
+            refs = [ref]
+        else:
+            refs = []
+            for o in objs:  # (a loop: a 3.11 comprehension costs a call)
+                refs.append(ids.get(id(o)))
+            if refs.count(None) == len(refs):
+                return False
+            if None in refs:
+                refs = [self._const(o) if r is None else r for r, o in zip(refs, objs)]
         if not info.differentiable:
             self.notes.append(
                 f"`{info.name}` (no gradient, as in TF) consumed a tracked tensor"
             )
             return True
-        if type(out) is Tensor:  # the common case: one output
-            dtype = out._v.dtype
-            floats = (dtype.kind in "fc" or dtype == _BFLOAT16,)
-        else:
-            outs = tree_flatten(out)[0]
-            floats = [_float_out(t) for t in outs]
-        if True not in floats:
-            self.notes.append(
-                f"`{info.name}` produced only integer/bool outputs from "
-                "a tracked tensor"
-            )
-            return True
-        if None in refs:
-            refs = [self._const(o) if r is None else r for r, o in zip(refs, objs)]
+        if type(out) is not Tensor:
+            return self._record_outputs(info, params, refs, out)
+        dtype = out._v.dtype  # the common case, one output (`_output` inlined)
+        if dtype.kind not in "fc" and dtype != _BFLOAT16:
+            return self._no_float_output(info)
+        tensors = self.tensors
+        ref = len(tensors)
+        ids[id(out)] = ref
+        tensors.append(out)
         k = len(self.nodes)
-        if type(out) is Tensor:
-            out_refs = (self._output(out, k),)
-        else:
-            out_refs = tuple(
-                [self._output(t, k) if f else -1 for t, f in zip(outs, floats)]
-            )
-        self.nodes.append((info.fn, params, refs, out_refs, type(out) is not Tensor))
+        self.born.append(k)
+        self.nodes.append((info.fn, params, refs, (ref,), False))
+        return True
+
+    def _record_outputs(self, info, params, refs, out) -> bool:
+        outs = tree_flatten(out)[0]
+        floats = [_float_out(t) for t in outs]
+        if True not in floats:
+            return self._no_float_output(info)
+        k = len(self.nodes)
+        out_refs = tuple([self._output(t, k) if f else -1 for t, f in zip(outs, floats)])
+        self.nodes.append((info.fn, params, refs, out_refs, True))
+        return True
+
+    def _no_float_output(self, info) -> bool:
+        self.notes.append(
+            f"`{info.name}` produced only integer/bool outputs from a tracked tensor"
+        )
         return True
 
     def _output(self, t: Tensor, node: int) -> int:

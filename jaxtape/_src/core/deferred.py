@@ -96,18 +96,21 @@ def defer(info, vals, params):
     op and the input avals; on a miss, `jax.eval_shape` finds it (and an op it
     cannot trace abstractly, or with several outputs, is marked eager).
     """
-    key = [info, params]
-    for v in vals:
-        t = type(v)
-        if t is _ARRAY or t is Pending:
-            key.append(v.aval)
-        elif t in _PY_SCALARS:
-            key.append(t)
-        elif t is np.ndarray:
-            key.append(abstract_value(v))
-        else:
-            return None  # tracers and anything unusual run now
-    key = tuple(key)
+    if len(vals) == 1 and (type(vals[0]) is _ARRAY or type(vals[0]) is Pending):
+        key = (info, params, vals[0].aval)  # the common unary case
+    else:
+        key = [info, params]
+        for v in vals:
+            t = type(v)
+            if t is _ARRAY or t is Pending:
+                key.append(v.aval)
+            elif t in _PY_SCALARS:
+                key.append(t)
+            elif t is np.ndarray:
+                key.append(abstract_value(v))
+            else:
+                return None  # tracers and anything unusual run now
+        key = tuple(key)
     try:
         aval = _avals.get(key, _ABSENT)
     except TypeError:  # an unhashable static parameter

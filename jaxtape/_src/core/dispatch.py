@@ -196,29 +196,40 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
     """Runs one op: unwrap `args`, call `info.fn(*values, *params)`, wrap, record."""
     if info.same_dtype:
         args = _unify(info, args)
-        value_of, input_of = _weak_value, _weak_input
-    else:
-        value_of, input_of = _slow_value, _slow_input
     tapes = _state.tapes
     if tapes:  # variables are read through the tapes (each read a leaf)
-        # (Loops, not comprehensions, on this path: a 3.11 comprehension is a
-        # function call, which costs more than the loop for one or two inputs.)
-        objs, vals = [], []
-        for a in args:
-            o = a if type(a) is Tensor else input_of(a)
-            objs.append(o)
-            vals.append(o._v if type(o) is Tensor else o)
+        if len(args) == 1 and type(args[0]) is Tensor:  # the common unary case
+            objs, vals = list(args), [args[0]._v]
+        else:
+            # (Loops, not comprehensions: a 3.11 comprehension is a function
+            # call, which costs more than the loop for one or two inputs.)
+            input_of = _weak_input if info.same_dtype else _slow_input
+            objs, vals = [], []
+            for a in args:
+                o = a if type(a) is Tensor else input_of(a)
+                objs.append(o)
+                vals.append(o._v if type(o) is Tensor else o)
         if (
-            deferred.enabled
-            and info.deferrable
+            info.deferrable
+            and deferred.enabled
             and _state.device is None
             and not _state.function_depth
         ):
             pending = deferred.defer(info, vals, params)
             if pending is not None:
-                return _recorded(Tensor(pending), info, objs, params, tapes)
+                # Recorded on the tapes that track an input; computed at once
+                # when none does (nothing to differentiate, no reason to wait).
+                out = Tensor(pending)
+                recorded = False
+                for tape in tapes:
+                    if tape._record(info, params, objs, out):
+                        recorded = True
+                if not recorded:
+                    out._v = pending.force()
+                return out
         vals = [o._value if type(o) is Tensor else o for o in objs]
     else:
+        value_of = _weak_value if info.same_dtype else _slow_value
         vals = [a._value if type(a) is Tensor else value_of(a) for a in args]
     if _state.device is not None:
         vals = [_placed(v) for v in vals]
@@ -245,18 +256,6 @@ def dispatch_raw(info: OpInfo, objs: list, params: tuple):
     out = _wrap(device.run(info.fn, vals, params))
     for tape in _state.tapes:
         tape._record(info, params, objs, out)
-    return out
-
-
-def _recorded(out, info, objs, params, tapes):
-    """`out`, a deferred op's output, recorded on the tapes that track an input;
-    computed at once when none does (nothing to differentiate, no reason to wait)."""
-    recorded = False
-    for tape in tapes:
-        if tape._record(info, params, objs, out):
-            recorded = True
-    if not recorded:
-        out._v = out._v.force()
     return out
 
 
