@@ -126,7 +126,9 @@ class Recorder:
         if True not in floats:
             return self._no_float_output(info)
         k = len(self.nodes)
-        out_refs = tuple([self._output(t, k) if f else -1 for t, f in zip(outs, floats)])
+        out_refs = tuple(
+            [self._output(t, k) if f else -1 for t, f in zip(outs, floats)]
+        )
         self.nodes.append((info.fn, params, refs, out_refs, True))
         return True
 
