@@ -218,6 +218,27 @@ def test_a_compiled_function_is_differentiable_from_outside():
         assert float(tape.gradient(out, w)) == 12.0
 
 
+def test_returned_dicts_keep_their_key_order():
+    """As TF's nest does (JAX's trees would sort the keys), traced or not."""
+
+    @tf.function
+    def f(x):
+        return {"loss": x, "accuracy": [x * 2, {"z": x, "b": x}]}, {"a": 1.0}
+
+    x = tf.constant(1.0)
+    for outer_tape in (False, False, True):  # trace, compiled call, recorded call
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            if not outer_tape:
+                with tape.stop_recording():
+                    logs, static = f(x)
+            else:
+                logs, static = f(x)
+        assert list(logs) == ["loss", "accuracy"]
+        assert list(logs["accuracy"][1]) == ["z", "b"]
+        assert static == {"a": 1.0} and float(logs["accuracy"][0]) == 2.0
+
+
 def test_print_runs_at_run_time(capsys):
     @tf.function
     def show(x):

@@ -277,3 +277,49 @@ def test_precision_recall_options_match_tf_keras(tf, name, kwargs):
     np.testing.assert_allclose(
         ours.result().numpy(), theirs.result().numpy(), rtol=1e-6
     )
+
+
+def _history_of(mod, custom, x, y, weights):
+    base = mod.keras.Model if custom else mod.keras.Sequential
+
+    class Net(base):
+        def __init__(self):
+            super().__init__()
+            self.dense = mod.keras.layers.Dense(1)
+
+        def call(self, x):
+            return self.dense(x)
+
+        def train_step(self, data):  # other keys than the metrics': Keras keeps them
+            x, y = data
+            with mod.GradientTape() as tape:
+                loss = mod.reduce_mean(mod.square(self(x) - y))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"my_loss": loss, "two": mod.constant(2.0)}
+
+    model = Net() if custom else mod.keras.Sequential([mod.keras.layers.Dense(1)])
+    model(x[:1])
+    model.set_weights(weights)
+    metrics = None if custom else ["mae"]  # (Keras refuses unbuilt compiled metrics)
+    model.compile(optimizer=mod.keras.optimizers.SGD(0.1), loss="mse", metrics=metrics)
+    history = model.fit(x, y, batch_size=8, epochs=3, verbose=0, shuffle=False)
+    if custom:  # (Keras's own test_step would read the compiled metrics, unbuilt)
+        return history.history, {}
+    evaluated = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    return history.history, evaluated
+
+
+@pytest.mark.parametrize("custom", [False, True])
+def test_fit_history_and_evaluate_logs_match_tf_keras(tf, custom):
+    """Epoch logs: the metrics' results, or a custom train_step's last logs."""
+    rng = np.random.default_rng(6)
+    x = rng.random((32, 2)).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0]], np.float32) + 0.5
+    weights = [np.array([[0.3], [0.1]], np.float32), np.zeros(1, np.float32)]
+    theirs = _history_of(tf, custom, x, y, weights)
+    ours = _history_of(jt, custom, x, y, weights)
+    for mine, ref in zip(ours, theirs):
+        assert sorted(mine) == sorted(ref)
+        for key in ref:
+            np.testing.assert_allclose(mine[key], ref[key], rtol=1e-5, atol=1e-6)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -65,6 +66,7 @@ class _Trace:
         self.treedef, self.statics = treedef, statics
         self.written: list[int] = []  # positions in `lifted`, filled when traced
         self.out_tree = None
+        self.key_order = None  # dicts' key order, where JAX's sorting loses it
         self.out_static: list = []
         self.n_values = 0  # Tensor/array outputs, filled when traced
         self.misses: dict[int, Variable] = {}
@@ -94,6 +96,7 @@ class _Trace:
         position = {id(v): i for i, v in enumerate(lifted) if v is not None}
         self.written = [position[k] for k in scope.written if k in position]
         flat, self.out_tree = tree_flatten(out)
+        self.key_order = _key_order(out)
         self.out_static = []
         values = []
         for leaf in flat:
@@ -238,7 +241,8 @@ class _Trace:
                     leaves.append(v if type(v) is Tensor else Tensor(v))
             else:
                 leaves.append(s)
-        return jax.tree_util.tree_unflatten(self.out_tree, leaves)
+        out = jax.tree_util.tree_unflatten(self.out_tree, leaves)
+        return out if self.key_order is None else _in_order(out, self.key_order)
 
 
 _TENSOR, _ARRAY = object(), object()
@@ -253,6 +257,44 @@ _RETURN_ERROR = (
     "jaxtape.function returned {!r}, a traced value that is not a Tensor; return "
     "Tensors (or structures of them) and plain Python values."
 )
+
+
+class _Order(NamedTuple):
+    keys: list  # a dict's keys as the function returned them
+    subs: dict  # key -> the order inside that value (None: nothing to restore)
+
+
+def _key_order(structure):
+    """Where `structure`'s dicts are not in sorted key order, their order.
+
+    JAX's trees rebuild a dict with sorted keys; TF's `nest` keeps the order
+    the function returned. None when there is nothing to restore.
+    """
+    if type(structure) is dict:
+        subs = {k: _key_order(v) for k, v in structure.items()}
+        try:
+            in_order = list(structure) == sorted(structure)
+        except TypeError:  # keys that do not sort: JAX refuses them anyway
+            in_order = True
+        if in_order and all(s is None for s in subs.values()):
+            return None
+        return _Order(list(structure), subs)
+    if isinstance(structure, (list, tuple)):
+        subs = [_key_order(v) for v in structure]
+        return None if all(s is None for s in subs) else subs
+    return None
+
+
+def _in_order(value, order):
+    """`value` with its dicts' keys back in `order` (from `_key_order`)."""
+    if order is None:
+        return value
+    if type(order) is _Order:
+        return {k: _in_order(value[k], order.subs[k]) for k in order.keys}
+    items = [_in_order(v, o) for v, o in zip(value, order)]
+    if isinstance(value, list):
+        return items
+    return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
 
 
 def _fast_leaf(a, key, leaves) -> bool:

@@ -46,6 +46,12 @@ pack = data_adapter.pack_x_y_sample_weight
 unpack_x_y_sample_weight = data_adapter.unpack_x_y_sample_weight
 
 
+def _to_python(value):
+    """A log value as Keras hands it to callbacks: a Python number (or array)."""
+    array = np.asarray(value._value if type(value) is Tensor else value)
+    return array.item() if array.ndim == 0 else array
+
+
 def _logs_result(logs: dict, return_dict: bool):
     """Keras's return value: the dict, or the values (one value alone)."""
     if return_dict:
@@ -124,6 +130,19 @@ class TrainingMixin:
 
     def _logs(self) -> dict:
         return {m.name: float(m.result().numpy()) for m in self.metrics}
+
+    def _epoch_logs(self, kind: str, step_logs) -> dict:
+        """Keras's end-of-epoch logs: the metrics' results, or the last step's
+        logs when the step returned other keys (a custom `train_step`)."""
+        if not isinstance(step_logs, dict):
+            return self._logs()
+        custom = getattr(type(self), f"{kind}_step") is not getattr(
+            TrainingMixin, f"{kind}_step"
+        )
+        if custom and set(step_logs) == {m.name for m in self.metrics}:
+            return self._logs()
+        # The built-in step returns the metrics' results: already computed.
+        return {k: _to_python(v) for k, v in step_logs.items()}
 
     def _update_metrics(self, loss, y, y_pred, sample_weight, batch):
         with context.paused_tapes():
@@ -226,13 +245,14 @@ class TrainingMixin:
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()
             cb.on_epoch_begin(epoch)
+            step_logs = None
             for step, data in enumerate(batches.epoch()):
                 cb.on_train_batch_begin(step)
                 step_logs = train(data)
                 # Tensors, as Keras 3 passes them: reading one syncs, so a
                 # callback that does not look costs nothing.
                 cb.on_train_batch_end(step, step_logs)
-            logs = self._logs()
+            logs = self._epoch_logs("train", step_logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val_batch = validation_batch_size or batch_size
                 if isinstance(validation_data, Dataset):
@@ -270,10 +290,11 @@ class TrainingMixin:
         )
         self._reset_metrics()
         test = self._step_function("test")
+        step_logs = None
         with context.paused_tapes():
             for data in batches.epoch():
-                test(data)
-        logs = self._logs()
+                step_logs = test(data)
+        logs = self._epoch_logs("test", step_logs)
         if verbose:  # "auto" or 1 or 2
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         return _logs_result(logs, return_dict)
