@@ -69,6 +69,7 @@ class _Trace:
         self.key_order = None  # dicts' key order, where JAX's sorting loses it
         self.out_static: list = []
         self.n_values = 0  # Tensor/array outputs, filled when traced
+        self.one_tensor = False  # whether the output is one Tensor
         self.misses: dict[int, Variable] = {}
         self.used: set[int] = set()  # ids of the Variables the trace read or wrote
         self.traced = False
@@ -116,6 +117,7 @@ class _Trace:
                     raise TypeError(_RETURN_ERROR.format(leaf))
                 self.out_static.append(leaf)
         self.n_values = len(values)
+        self.one_tensor = self.out_static == [_TENSOR] and self.out_tree.num_nodes == 1
         new_state = [scope.value_of(lifted[i]) for i in self.written]
         return values, new_state
 
@@ -201,19 +203,22 @@ class _Trace:
                 return None
             if not v._fresh:
                 fresh = False
-        values, new_state = self.call(var_vals, leaves, fresh)
-        out_ids = {id(v) for v in values}  # state also returned as an output
-        for i, val in zip(written, new_state):
+        # (`call`, inlined.)
+        program = self._donating if fresh and written else self._plain
+        out = program(*var_vals, *leaves)
+        n = self.n_values
+        out_ids = set(map(id, out[:n]))  # state also returned as an output
+        for i, val in zip(written, out[n:]):
             var = variables[i]
             var._value = val
             var._fresh = id(val) not in out_ids
-        return self._outputs(values)
+        return self._outputs(out[:n])
 
     def finish(self, values, new_state):
         """Writes the new state back; rebuilds the outputs (values: arrays or
         Tensors already recorded on outer tapes)."""
         scoped = bool(_scope._stack.scopes)
-        out_ids = {id(v) for v in values}  # state also returned as an output
+        out_ids = set(map(id, values))  # state also returned as an output
         for i, val in zip(self.written, new_state):
             var = self.lifted[i]()
             if var is None:
@@ -227,8 +232,8 @@ class _Trace:
         return self._outputs(values)
 
     def _outputs(self, values):
-        if self.out_static == [_TENSOR] and self.out_tree.num_nodes == 1:
-            v = values[0]  # one Tensor returned: the common case
+        if self.one_tensor:  # one Tensor returned: the common case
+            v = values[0]
             return v if type(v) is Tensor else Tensor(v)
         it = iter(values)
         leaves = []
