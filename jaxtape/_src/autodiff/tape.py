@@ -94,13 +94,18 @@ class Recorder:
                 return False
             refs = [ref]
         else:
-            refs = []
+            refs, untracked = [], 0
             for o in objs:  # (a loop: a 3.11 comprehension costs a call)
-                refs.append(ids.get(id(o)))
-            if refs.count(None) == len(refs):
+                ref = ids.get(id(o))
+                if ref is None:
+                    untracked += 1
+                refs.append(ref)
+            if untracked == len(refs):
                 return False
-            if None in refs:
-                refs = [self._const(o) if r is None else r for r, o in zip(refs, objs)]
+            if untracked:  # untracked inputs are the node's constants
+                for i, ref in enumerate(refs):
+                    if ref is None:
+                        refs[i] = self._const(objs[i])
         if not info.differentiable:
             self.notes.append(
                 f"`{info.name}` (no gradient, as in TF) consumed a tracked tensor"

@@ -203,12 +203,19 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
         else:
             # (Loops, not comprehensions: a 3.11 comprehension is a function
             # call, which costs more than the loop for one or two inputs.)
-            input_of = _weak_input if info.same_dtype else _slow_input
+            weak = info.same_dtype  # (after `_unify`: Python scalars stay weak)
             objs, vals = [], []
             for a in args:
-                o = a if type(a) is Tensor else input_of(a)
-                objs.append(o)
-                vals.append(o._v if type(o) is Tensor else o)
+                t = type(a)
+                if t is Tensor:
+                    v = a._v
+                elif weak and t in _PY_SCALARS:
+                    v = a
+                else:
+                    a = _weak_input(a) if weak else _slow_input(a)
+                    v = a._v if type(a) is Tensor else a
+                objs.append(a)
+                vals.append(v)
         if (
             info.deferrable
             and deferred.enabled
