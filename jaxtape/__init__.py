@@ -194,3 +194,5 @@ from jaxtape import (  # noqa: F401,E402
 )
 
 __version__ = "0.1.0"
+
+_config_env.freeze_imported_objects()  # last: everything imported is in place

@@ -1,7 +1,7 @@
 """The recording half of a tape: tracked tensors, nodes, variable reads. Layer L3.
 
 A node is `(fn, params, ins, outs, multi)`: `fn` a pure primitive called as
-`fn(*input_values, *params)`, `ins` a list of refs of tracked inputs (>= 0)
+`fn(*input_values, *params)`, `ins` a tuple of refs of tracked inputs (>= 0)
 or `~k` for the k-th recorded constant, `outs` refs of the float outputs (-1
 for outputs that carry no gradient), `multi` whether `fn` returns a structure.
 Refs index `tensors`, which keeps every tracked Tensor alive so that `id()`
@@ -92,7 +92,7 @@ class Recorder:
             ref = ids.get(id(objs[0]))
             if ref is None:
                 return False
-            refs = [ref]
+            refs = (ref,)
         else:
             refs, untracked = [], 0
             for o in objs:  # (a loop: a 3.11 comprehension costs a call)
@@ -106,6 +106,7 @@ class Recorder:
                 for i, ref in enumerate(refs):
                     if ref is None:
                         refs[i] = self._const(objs[i])
+            refs = tuple(refs)  # of ints: the collector stops tracking it
         if not info.differentiable:
             self.notes.append(
                 f"`{info.name}` (no gradient, as in TF) consumed a tracked tensor"
