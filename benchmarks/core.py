@@ -2,8 +2,9 @@
 
 Each row is measured in this run beside its baseline (hand-written JAX; real TF
 eager when the `parity` extra is installed). Median µs after warm-up, with
-`block_until_ready`; ratio = jaxtape / JAX baseline (for the dispatch rows,
-measured in alternating rounds, the median of the per-round ratios).
+`block_until_ready`; ratio = jaxtape / JAX baseline (for the dispatch, nested
+and jacobian rows, measured in alternating rounds, the median of the per-round
+ratios).
 
 Run: python benchmarks/core.py [--quick]
 """
@@ -181,12 +182,8 @@ def nested(reps):
             return t1.gradient(g, xt)
 
         tf_us = timeit(tf_run, reps)
-    row(
-        "2nd derivative, nested tapes (x: 1000)",
-        timeit(run, reps),
-        timeit(lambda: h(xj), reps),
-        tf_us,
-    )
+    (ours, base), ratio = interleaved([run, lambda: h(xj)], reps)
+    row("2nd derivative, nested tapes (x: 1000)", ours, base, tf_us, ratio=ratio)
 
 
 def jacobians(reps):
@@ -225,12 +222,8 @@ def jacobians(reps):
             return tape.jacobian(y, xt)
 
         tf_us = timeit(tf_run, max(reps // 20, 3), warmup=1)
-    row(
-        "tape.jacobian tanh(W@x), W 256x256",
-        timeit(run, reps // 4),
-        timeit(lambda: jac(jnp.asarray(x_np)), reps),
-        tf_us,
-    )
+    (ours, base), ratio = interleaved([run, lambda: jac(jnp.asarray(x_np))], reps // 2)
+    row("tape.jacobian tanh(W@x), W 256x256", ours, base, tf_us, ratio=ratio)
 
     xb_np = rng.normal(size=(64, 256)).astype(np.float32)
     xb = jaxtape.constant(xb_np)
@@ -242,11 +235,10 @@ def jacobians(reps):
         return tape.batch_jacobian(y, xb)
 
     bj = jax.jit(jax.vmap(jax.jacrev(lambda x: jnp.tanh(w_np @ x))))
-    row(
-        "tape.batch_jacobian, batch 64",
-        timeit(run_b, reps // 4),
-        timeit(lambda: bj(jnp.asarray(xb_np)), reps // 4),
+    (ours, base), ratio = interleaved(
+        [run_b, lambda: bj(jnp.asarray(xb_np))], reps // 4
     )
+    row("tape.batch_jacobian, batch 64", ours, base, ratio=ratio)
 
 
 def seed_model(reps):
