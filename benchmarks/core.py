@@ -2,9 +2,8 @@
 
 Each row is measured in this run beside its baseline (hand-written JAX; real TF
 eager when the `parity` extra is installed). Median µs after warm-up, with
-`block_until_ready`; ratio = jaxtape / JAX baseline (for the dispatch, nested
-and jacobian rows, measured in alternating rounds, the median of the per-round
-ratios).
+`block_until_ready`; ratio = jaxtape / JAX baseline (for every row but the
+chains, measured in alternating rounds: the median of the per-round ratios).
 
 Run: python benchmarks/core.py [--quick]
 """
@@ -44,7 +43,8 @@ def _block(x):
     return x
 
 
-def timeit(fn, reps=200, warmup=5, stat=statistics.median):
+def samples(fn, reps=200, warmup=5):
+    """Seconds per call of `fn`, `reps` times after `warmup` calls."""
     for _ in range(warmup):
         _block(fn())
     times = []
@@ -52,7 +52,11 @@ def timeit(fn, reps=200, warmup=5, stat=statistics.median):
         t0 = time.perf_counter()
         _block(fn())
         times.append(time.perf_counter() - t0)
-    return stat(times) * 1e6
+    return times
+
+
+def timeit(fn, reps=200, warmup=5):
+    return statistics.median(samples(fn, reps, warmup)) * 1e6
 
 
 def first_call(fn):
@@ -118,8 +122,9 @@ def chain(n, reps):
 
     jaxtape.autodiff.clear_cache()
     first = first_call(run)
-    ours = timeit(run, reps, warmup=2)
-    mean = timeit(run, reps, warmup=0, stat=statistics.mean)  # with collections
+    times = samples(run, reps, warmup=2)
+    ours = statistics.median(times) * 1e6
+    mean = statistics.mean(times) * 1e6  # garbage collections included
 
     def f(x):
         y = x
@@ -277,13 +282,15 @@ def seed_model(reps):
     first = first_call(loss_tape)
     second = first_call(loss_tape)
     base_first = first_call(lambda: vg(jparams, xj, yj))
+    (ours, base), ratio = interleaved([loss_tape, lambda: vg(jparams, xj, yj)], reps)
     row(
         "seed model (Dense32 relu->Dense10, 1000x32) grad",
-        timeit(loss_tape, reps),
-        timeit(lambda: vg(jparams, xj, yj), reps),
+        ours,
+        base,
         None,
         f"1st call {first / 1e3:.1f} ms (eager replay), 2nd {second / 1e3:.1f} ms "
         f"(compile); jax.jit 1st {base_first / 1e3:.1f} ms",
+        ratio=ratio,
     )
 
 
