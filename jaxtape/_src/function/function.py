@@ -203,16 +203,13 @@ class _Trace:
                 return None
             if not v._fresh:
                 fresh = False
-        # (`call`, inlined.)
-        program = self._donating if fresh and written else self._plain
-        out = program(*var_vals, *leaves)
-        n = self.n_values
-        out_ids = set(map(id, out[:n]))  # state also returned as an output
-        for i, val in zip(written, out[n:]):
+        values, new_state = self.call(var_vals, leaves, fresh)
+        out_ids = set(map(id, values))  # state also returned as an output
+        for i, val in zip(written, new_state):
             var = variables[i]
             var._value = val
             var._fresh = id(val) not in out_ids
-        return self._outputs(out[:n])
+        return self._outputs(values)
 
     def finish(self, values, new_state):
         """Writes the new state back; rebuilds the outputs (values: arrays or

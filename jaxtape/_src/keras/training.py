@@ -131,17 +131,13 @@ class TrainingMixin:
     def _logs(self) -> dict:
         return {m.name: float(m.result().numpy()) for m in self.metrics}
 
-    def _epoch_logs(self, kind: str, step_logs) -> dict:
+    def _epoch_logs(self, step_logs) -> dict:
         """Keras's end-of-epoch logs: the metrics' results, or the last step's
         logs when the step returned other keys (a custom `train_step`)."""
-        if not isinstance(step_logs, dict):
+        if not isinstance(step_logs, dict) or set(step_logs) == {
+            m.name for m in self.metrics
+        }:
             return self._logs()
-        custom = getattr(type(self), f"{kind}_step") is not getattr(
-            TrainingMixin, f"{kind}_step"
-        )
-        if custom and set(step_logs) == {m.name for m in self.metrics}:
-            return self._logs()
-        # The built-in step returns the metrics' results: already computed.
         return {k: _to_python(v) for k, v in step_logs.items()}
 
     def _update_metrics(self, loss, y, y_pred, sample_weight, batch):
@@ -252,7 +248,7 @@ class TrainingMixin:
                 # Tensors, as Keras 3 passes them: reading one syncs, so a
                 # callback that does not look costs nothing.
                 cb.on_train_batch_end(step, step_logs)
-            logs = self._epoch_logs("train", step_logs)
+            logs = self._epoch_logs(step_logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val_batch = validation_batch_size or batch_size
                 if isinstance(validation_data, Dataset):
@@ -294,7 +290,7 @@ class TrainingMixin:
         with context.paused_tapes():
             for data in batches.epoch():
                 step_logs = test(data)
-        logs = self._epoch_logs("test", step_logs)
+        logs = self._epoch_logs(step_logs)
         if verbose:  # "auto" or 1 or 2
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
         return _logs_result(logs, return_dict)

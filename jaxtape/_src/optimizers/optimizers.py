@@ -256,7 +256,7 @@ class Optimizer:
                     continue
                 with creating_state():  # concrete while jaxtape.function traces
                     zeros = jnp.zeros(var.shape, var.dtype.as_numpy_dtype)
-                    state = _without_count(tx.init(zeros))
+                    state = _set_count(tx.init(zeros), None)
                 leaves, treedef = jax.tree.flatten(state)
                 base = var.name.split(":")[0].replace("/", "_")
                 slot_vars = [
@@ -284,6 +284,9 @@ class Optimizer:
             lr = schedule._at(iteration) if schedule is not None else lr_value
             if clip is not None:
                 grads, _ = clip.update(list(grads), clip.init(grads))
+            # Keras's bias correction counts `iterations`: one shared counter
+            # (no per-variable slot) stands in for each optax state's `count`.
+            count = iteration.astype(jnp.int32)
             new_params, new_states = [], []
             for p, g, leaves, treedef, decay in zip(
                 params, grads, states, treedefs, decays
@@ -292,18 +295,14 @@ class Optimizer:
                 lr_p = jnp.asarray(lr, p.dtype)
                 if decay:
                     p = p - p * jnp.asarray(wd, p.dtype) * lr_p
-                state = jax.tree.unflatten(treedef, leaves)
-                if "count" in getattr(state, "_fields", ()):
-                    # Keras's bias correction counts `iterations`: one shared
-                    # counter (no per-variable slot), computed once per step.
-                    state = state._replace(count=iteration.astype(jnp.int32))
+                state = _set_count(jax.tree.unflatten(treedef, leaves), count)
                 if lr_inside:
                     delta, state = tx.update(-lr_p * g, state, p)
                 else:
                     direction, state = tx.update(g, state, p)
                     delta = -lr_p * direction
                 new_params.append((p + delta).astype(p.dtype))
-                new_states.append(jax.tree.leaves(_without_count(state)))
+                new_states.append(jax.tree.leaves(_set_count(state, None)))
             return new_params, new_states
 
         return jax.jit(step, static_argnums=(3, 4))
@@ -426,11 +425,11 @@ class Optimizer:
         return cls(**cfg)
 
 
-def _without_count(state):
-    """An optax state with its step `count` left out (None): Keras keeps no
-    per-variable counter, the shared `iterations` stands in for it."""
+def _set_count(state, count):
+    """An optax state with its step `count` replaced (None: left out). Keras
+    keeps no per-variable counter; the shared `iterations` stands in for it."""
     if "count" in getattr(state, "_fields", ()):
-        return state._replace(count=None)
+        return state._replace(count=count)
     return state
 
 
