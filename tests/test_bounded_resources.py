@@ -135,12 +135,13 @@ def test_programs_longer_than_the_limit_stay_eager_with_the_same_gradient():
     compiled = grads()
     mid = jaxtape.autodiff.cache_stats()
     assert mid["compiles"] > before["compiles"]
-    saved = compile_cache.get_max_compiled_ops()
-    compile_cache.set_max_compiled_ops(20)  # the slice has 30 ops
+    experimental = jaxtape.config.experimental
+    saved = experimental.get_max_compiled_ops()
+    experimental.set_max_compiled_ops(20)  # the slice has 30 ops
     try:
         eager = grads()
     finally:
-        compile_cache.set_max_compiled_ops(saved)
+        experimental.set_max_compiled_ops(saved)
     after = jaxtape.autodiff.cache_stats()
     assert after["compiles"] == mid["compiles"]
     assert after["uncompiled"] - mid["uncompiled"] == 3
@@ -185,3 +186,19 @@ def test_frequent_retracing_warns_as_tf_does(tf, caplog):
     expected = _retrace_warnings(tf, caplog, "tensorflow")
     assert expected == [5, 6]  # TF's own rule: 5 of the last 10, twice at most
     assert _retrace_warnings(jaxtape, caplog, "jaxtape") == expected
+
+
+def test_compile_limits_are_settings_of_config_experimental():
+    experimental = jaxtape.config.experimental
+    saved = experimental.get_compile_cache_limit()
+    try:
+        experimental.set_compile_cache_limit(123)
+        assert compile_cache.guard.limit == 123
+    finally:
+        experimental.set_compile_cache_limit(saved)
+    for setter in (
+        experimental.set_compile_cache_limit,
+        experimental.set_max_compiled_ops,
+    ):
+        with pytest.raises(ValueError, match=">= 0"):
+            setter(-1)

@@ -16,6 +16,12 @@ from jaxtape._src.core.device import (
     set_visible_devices,
 )
 from jaxtape._src.core.checks import get_runtime_checks, set_runtime_checks
+from jaxtape._src.core.compile_cache import (
+    get_compile_cache_limit,
+    get_max_compiled_ops,
+    set_compile_cache_limit,
+    set_max_compiled_ops,
+)
 
 from jaxtape._src import missing as _missing
 
