@@ -601,6 +601,11 @@ CASES = {
         )
     ),
     "dense_called_on_none": _row(lambda m: m.keras.layers.Dense(2)(None), "None"),
+    # -- control flow ----------------------------------------------------------------
+    "cond_without_branches": _row(lambda m: m.cond(True), "'true_fn' argument"),
+    "cond_without_false_fn": _row(
+        lambda m: m.cond(True, lambda: m.constant(1.0)), "'false_fn' argument"
+    ),
 }
 
 
@@ -646,8 +651,8 @@ def test_bad_input_gets_tensorflows_error_or_value(name, tf):
 
 @pytest.mark.parametrize(
     "value",
-    [["a", "b"], "a", b"a", np.array(["a"]), [["a"], ["b"]]],
-    ids=["list", "str", "bytes", "numpy", "nested"],
+    [["a", "b"], "a", b"a", np.array(["a"]), np.array("a"), [["a"], ["b"]]],
+    ids=["list", "str", "bytes", "numpy", "numpy_0d", "nested"],
 )
 def test_strings_are_refused_with_a_clear_not_implemented_error(value):
     # TF makes tf.string tensors; jaxtape has none yet, a missing feature.

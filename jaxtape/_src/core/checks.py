@@ -25,6 +25,7 @@ off (eager checks are cheap and always on), for the last few percent of speed.
 from __future__ import annotations
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify

@@ -14,6 +14,7 @@ import gc
 import os
 
 import jax
+import jax.core
 
 from jaxtape._src.core import context
 
@@ -127,7 +128,7 @@ class _CompileGuard:
         self.clears = 0
         self.pending = False  # read by the dispatcher before each op
 
-    def on_event(self, event: str, duration: float, **kwargs) -> None:
+    def on_event(self, event: str, duration_secs: float, **kwargs: str | int) -> None:
         if event != _COMPILE_EVENT or not self.limit:
             return
         self.count += 1

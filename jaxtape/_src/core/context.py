@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 class _State(threading.local):
-    def __init__(self):
+    def __init__(self) -> None:
         # Tapes currently recording, innermost last. The dispatcher's fast path
         # is `if _state.tapes:`; keep it a plain list.
         self.tapes: list = []
         self.name_scope: list[str] = []
-        self.device = None  # a jax.Device or None (JAX's default placement)
+        self.device: Any = None  # a jax.Device, or None: JAX's default placement
         self.device_spec: str | None = None
         self.init_scope_depth = 0
         self.function_depth = 0  # > 0 while jaxtape.function traces
@@ -31,7 +33,7 @@ def current_name_scope() -> str:
 
 
 @contextlib.contextmanager
-def push_name_scope(name: str):
+def push_name_scope(name: str) -> Iterator[str]:
     """Pushes one name-scope component (`jaxtape.name_scope` builds on this)."""
     state.name_scope.append(name)
     try:
@@ -41,7 +43,7 @@ def push_name_scope(name: str):
 
 
 @contextlib.contextmanager
-def absolute_name_scope(prefix: str):
+def absolute_name_scope(prefix: str) -> Iterator[str]:
     """Replaces the whole scope stack by `prefix` (TF's `name_scope('a/b/')`)."""
     saved = state.name_scope
     state.name_scope = [p for p in prefix.split("/") if p]
@@ -52,7 +54,7 @@ def absolute_name_scope(prefix: str):
 
 
 @contextlib.contextmanager
-def paused_tapes():
+def paused_tapes() -> Iterator[None]:
     """Runs its body with no tape recording (used by `init_scope`, `stop_recording`)."""
     saved = state.tapes
     state.tapes = []
@@ -62,16 +64,23 @@ def paused_tapes():
         state.tapes = saved
 
 
+def _no_variables(variable: Any) -> Any:
+    raise TypeError(f"No Variable type is installed to read {variable!r}.")
+
+
 class Hooks:
     """Functions installed by upper layers; defaults keep L0/L1 usable alone."""
 
-    # Called with a Variable when it is read by an op while tapes record;
-    # returns the value to use (a Tensor registered as a leaf on those tapes).
-    read_variable = None
-    # The class of Variables (state layer); lets the dispatcher unwrap them.
-    variable_type: type | None = None
-    # Called as warn_numpy_escape(tensor) when a tracked tensor goes to NumPy.
-    numpy_escape = None
+    def __init__(self) -> None:
+        # Called with a Variable when it is read by an op while tapes record;
+        # returns the value to use (a Tensor registered as a leaf on those
+        # tapes). The state layer installs a plain read with `variable_type`,
+        # so the default never runs: there is no Variable to read before.
+        self.read_variable: Callable[[Any], Any] = _no_variables
+        # The class of Variables (state layer); lets the dispatcher unwrap them.
+        self.variable_type: type | None = None
+        # Called as warn_numpy_escape(tensor) when a tracked tensor goes to NumPy.
+        self.numpy_escape: Callable[[Any], None] | None = None
 
 
 hooks = Hooks()

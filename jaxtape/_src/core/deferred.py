@@ -18,7 +18,10 @@ turns it off.
 
 from __future__ import annotations
 
+from typing import Protocol, final
+
 import jax
+import jax.core
 import numpy as np
 from jax._src.array import ArrayImpl  # the concrete array type (not a tracer)
 
@@ -33,6 +36,13 @@ _ABSENT = object()
 _BFLOAT16 = np.dtype(jax.numpy.bfloat16)
 
 
+class Owner(Protocol):
+    """The recorder that owns pending values (autodiff/tape.py's `Recorder`)."""
+
+    def evaluate(self, refs: list[int]) -> None: ...
+
+
+@final
 class Pending:
     """Output `ref` of the program of the tape `owner`, not computed yet.
 
@@ -42,23 +52,34 @@ class Pending:
 
     __slots__ = ("owner", "ref", "aval", "shape", "dtype", "value")
 
-    def __init__(self, aval):
-        self.owner = None  # set by the first tape that records the op
+    def __init__(self, aval: jax.core.ShapedArray) -> None:
+        # Set by the first tape that records the op; a Pending no tape owns is
+        # never handed out (the dispatcher computes the op at once).
+        self.owner: Owner | None = None
         self.ref = -1
         self.aval = aval
-        self.shape = aval.shape
-        self.dtype = aval.dtype
-        self.value = None
+        self.shape: tuple[int, ...] = aval.shape
+        self.dtype: np.dtype = aval.dtype
+        self.value: jax.Array | None = None  # once computed
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
-    def force(self):
+    def force(self) -> jax.Array:
         """The value, computed by the owner's program if not yet."""
-        if self.value is None:
-            self.owner.evaluate([self.ref])
-        return self.value
+        value = self.value
+        if value is None:
+            if self.owner is not None:
+                self.owner.evaluate([self.ref])
+                value = self.value
+            if value is None:
+                raise RuntimeError(
+                    "Internal error: a pending op output that no tape computes. "
+                    "Turn deferred execution off (`jaxtape.config.experimental."
+                    "set_deferred_execution(False)`) and report the issue."
+                )
+        return value
 
 
 def out_aval(info, vals, params):

@@ -16,11 +16,13 @@ accepts one that changes nothing) and one that would change it raises TF's
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 from typing import NamedTuple
 
 import jax
+import jax.core
 import numpy as np
 
 from jaxtape._src.core import context, errors
@@ -41,7 +43,8 @@ settings = _Settings()
 
 
 # -- device strings ---------------------------------------------------------------
-class DeviceSpec(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class DeviceSpec:
     """The parts of a TF device string that name a device: kind and index."""
 
     kind: str | None  # "CPU", "GPU", "TPU" or None (any)
@@ -245,9 +248,11 @@ def list_logical_devices(device_type: str | None = None) -> list[LogicalDevice]:
     ]
 
 
-def _kind_arg(device_type):
-    if device_type is None:
-        return None
+def _kind_arg(device_type: str | None) -> str | None:
+    return None if device_type is None else _known_kind(device_type)
+
+
+def _known_kind(device_type: str) -> str:
     kind = _KINDS.get(str(device_type).lower())
     if kind is None:
         raise ValueError(
@@ -313,7 +318,7 @@ def set_visible_devices(devices, device_type: str | None = None) -> None:
                 f"set_visible_devices expects PhysicalDevice objects from "
                 f"config.list_physical_devices(), got {d!r}."
             )
-    kinds = [_kind_arg(device_type)] if device_type else ["CPU", "GPU", "TPU"]
+    kinds = [_known_kind(device_type)] if device_type else ["CPU", "GPU", "TPU"]
     for kind in kinds:
         if kind == "CPU" and not any(d.device_type == "CPU" for d in devices):
             if all_devices("CPU"):

@@ -12,9 +12,11 @@ Layer L0: imports only `core`.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, Protocol, overload
 
 import jax
+import jax.core
 import numpy as np
 
 from jaxtape._src.core import checks, context, deferred, device, dtypes, errors
@@ -64,7 +66,7 @@ class OpInfo:
 
 
 # -- conversion ------------------------------------------------------------------
-def to_value(x, dtype=None):
+def to_value(x: Any, dtype: Any = None) -> Any:
     """A `jax.Array`/NumPy value for any tensor-like, by TF's conversion rules.
 
     Python floats become float32, ints int32 (int64 when too large), NumPy
@@ -91,6 +93,7 @@ def to_value(x, dtype=None):
             return x if dtype is None or x.dtype == dtype else np.asarray(x, dtype)
         if x.dtype.kind == "O":  # an object array: convert its items as Python
             return to_value(x.tolist(), dtype)
+        return _asarray(x, dtype)  # strings: refused, or parsed for a given dtype
     kind = _PY_KIND.get(t)
     if kind is None:  # a (nested) list or tuple; anything else is refused
         if t is TensorShape and None in x:
@@ -229,7 +232,7 @@ def _raw(t):
     return t._value if type(t) is Tensor else t._read_raw()
 
 
-def _packed_values(seq) -> list:
+def _packed_values(seq: Any) -> Any:
     t = type(seq)
     if t is list or t is tuple:
         return [_packed_values(v) for v in seq]
@@ -357,8 +360,8 @@ def _short(x) -> str:
 _TF_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
 
 
-def _tf_name(np_dtype) -> str:
-    name = np.dtype(np_dtype).name
+def _tf_name(np_dtype: Any) -> str:
+    name: str = np.dtype(np_dtype).name
     return _TF_NAMES.get(name, name)
 
 
@@ -371,7 +374,7 @@ def _dtype_of(x):
     return getattr(x, "dtype", None)
 
 
-def _unify(info: OpInfo, args: tuple):
+def _unify(info: OpInfo, args: Sequence[Any]) -> Sequence[Any]:
     """TF's binary-op rule: non-tensors take the tensors' dtype; tensors must agree.
 
     `info.same_dtype` is True (all inputs) or a tuple of the positions to unify.
@@ -454,7 +457,7 @@ def _var_type():
 
 
 # -- the dispatcher ---------------------------------------------------------------
-def dispatch(info: OpInfo, args: tuple, params: tuple):
+def dispatch(info: OpInfo, args: Sequence[Any], params: tuple) -> Any:
     """Runs one op: unwrap `args`, call `info.fn(*values, *params)`, wrap, record."""
     if _guard.pending:  # JAX's compile caches are due a clear: between ops
         _guard.release_if_safe(args)
@@ -501,6 +504,7 @@ def dispatch(info: OpInfo, args: tuple, params: tuple):
                     return out
         vals = [o._value if type(o) is Tensor else o for o in objs]
     else:
+        objs = args  # (not recorded: no tape)
         value_of = _weak_value if info.same_dtype else _slow_value
         vals = [a._value if type(a) is Tensor else value_of(a) for a in args]
         if info.check is not None:
@@ -592,16 +596,35 @@ class _ListCall:
         return self.body(list(args[:k]), *args[k:])
 
 
+_P = ParamSpec("_P")
+
+
+class _OpDecorator(Protocol):
+    """`op(...)`'s result, to a type checker: the public op has its body's
+    parameters and returns Tensors where the body returns arrays (a list of
+    Tensors for a list of arrays; a tuple or namedtuple of them: `Any`)."""
+
+    @overload
+    def __call__(self, body: Callable[_P, _ArrayResult]) -> Callable[_P, Tensor]: ...
+    @overload
+    def __call__(self, body: Callable[_P, list[Any]]) -> Callable[_P, list[Tensor]]: ...
+    @overload
+    def __call__(self, body: Callable[_P, tuple[Any, ...]]) -> Callable[_P, Any]: ...
+
+
+_ArrayResult = jax.Array | np.ndarray | np.generic | bool | int | float | complex
+
+
 def op(
     name: str | None = None,
     *,
     inputs: tuple[str, ...] | str | None = None,
-    same_dtype: bool = False,
+    same_dtype: bool | tuple[int, ...] = False,
     differentiable: bool = True,
     jit: bool = False,
     defer: bool = True,
-    check=None,
-):
+    check: Callable[..., None] | None = None,
+) -> _OpDecorator:
     """Decorator: makes a public op of a pure body `body(*inputs, *params)`.
 
     Args:
@@ -610,7 +633,8 @@ def op(
         list-valued input (`"values"` for `concat`). Default: the parameters
         without a default value. All other parameters except `name` are static
         params (hashable: axis, shape, dtype...).
-      same_dtype: apply TF's binary-op dtype rule to the inputs.
+      same_dtype: apply TF's binary-op dtype rule to the inputs (True), or to
+        the inputs at these positions (a tuple: `where`'s `x` and `y`).
       differentiable: False for ops whose outputs carry no gradient (argmax,
         comparisons, round); such ops are never recorded, as in TF.
       jit: compile the eager call of a body made of several jnp calls (a
@@ -621,7 +645,7 @@ def op(
         `xp` NumPy (eager) or jnp (compiled), calling `checks.require`.
     """
 
-    def decorate(body):
+    def decorate(body: Callable[..., Any]) -> Any:
         sig = inspect.signature(body)
         names = [p for p in sig.parameters]
         listed = isinstance(inputs, str)
@@ -714,7 +738,20 @@ def _is_array_input(a) -> bool:
     )
 
 
-def register_op(fn=None, *, name: str | None = None, differentiable: bool = True):
+@overload
+def register_op(
+    fn: Callable[..., Any], *, name: str | None = None, differentiable: bool = True
+) -> Callable[..., Any]: ...
+@overload
+def register_op(
+    fn: None = None, *, name: str | None = None, differentiable: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
+def register_op(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    differentiable: bool = True,
+) -> Any:
     """Registers a pure JAX function as a recorded jaxtape op.
 
     Positional arguments that are Tensors, Variables or arrays become recorded
@@ -727,11 +764,11 @@ def register_op(fn=None, *, name: str | None = None, differentiable: bool = True
     ...     return jnp.sqrt(x * x + eps)
     """
 
-    def decorate(f):
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
         prim = _PositionalCall(f)
         info = OpInfo(prim, name or prim.__name__, False, differentiable)
 
-        def public(*args, **kwargs):
+        def public(*args: Any, **kwargs: Any) -> Any:
             layout = tuple(_is_array_input(a) for a in args)
             ins = tuple(a for a, i in zip(args, layout) if i)
             statics = tuple(_freeze(a) for a, i in zip(args, layout) if not i)
@@ -747,8 +784,7 @@ def register_op(fn=None, *, name: str | None = None, differentiable: bool = True
 
         public.__name__ = prim.__name__
         public.__doc__ = getattr(f, "__doc__", None)
-        public.__wrapped__ = f
-        public._jaxtape_op = info
+        vars(public).update(__wrapped__=f, _jaxtape_op=info)
         return public
 
     return decorate(fn) if fn is not None else decorate

@@ -6,9 +6,13 @@ Layer L0: imports only numpy, jax and ml_dtypes.
 from __future__ import annotations
 
 import builtins
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import DTypeLike
 
 
 class DType:
@@ -23,15 +27,15 @@ class DType:
     def __init__(self, np_dtype: np.dtype, name: str):
         self._np = np.dtype(np_dtype)
         self._name = name
-        self._floating = bool(jnp.issubdtype(self._np, jnp.floating))
-        self._integer = bool(jnp.issubdtype(self._np, jnp.integer))
+        self._floating = builtins.bool(jnp.issubdtype(self._np, jnp.floating))
+        self._integer = builtins.bool(jnp.issubdtype(self._np, jnp.integer))
 
     @property
     def name(self) -> str:
         return self._name
 
     @property
-    def as_numpy_dtype(self):
+    def as_numpy_dtype(self) -> type[np.generic]:
         return self._np.type
 
     @property
@@ -45,27 +49,27 @@ class DType:
         return self
 
     @property
-    def is_floating(self) -> bool:
+    def is_floating(self) -> builtins.bool:
         return self._floating
 
     @property
-    def is_integer(self) -> bool:
+    def is_integer(self) -> builtins.bool:
         return self._integer
 
     @property
-    def is_unsigned(self) -> bool:
+    def is_unsigned(self) -> builtins.bool:
         return jnp.issubdtype(self._np, jnp.unsignedinteger)
 
     @property
-    def is_complex(self) -> bool:
+    def is_complex(self) -> builtins.bool:
         return self._np.kind == "c"
 
     @property
-    def is_bool(self) -> bool:
+    def is_bool(self) -> builtins.bool:
         return self._np.kind == "b"
 
     @property
-    def is_numpy_compatible(self) -> bool:
+    def is_numpy_compatible(self) -> builtins.bool:
         return True
 
     @property
@@ -73,17 +77,17 @@ class DType:
         return self._np.itemsize
 
     @property
-    def min(self):
+    def min(self) -> Any:
         return jnp.finfo(self._np).min if self.is_floating else jnp.iinfo(self._np).min
 
     @property
-    def max(self):
+    def max(self) -> Any:
         return jnp.finfo(self._np).max if self.is_floating else jnp.iinfo(self._np).max
 
-    def is_compatible_with(self, other) -> bool:
+    def is_compatible_with(self, other: DTypeLike) -> builtins.bool:
         return self == other
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: Any) -> builtins.bool:
         if other is self:
             return True
         try:
@@ -91,7 +95,7 @@ class DType:
         except TypeError:
             return False
 
-    def __ne__(self, other) -> bool:
+    def __ne__(self, other: object) -> builtins.bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
@@ -150,7 +154,7 @@ half = float16
 double = float64
 
 
-def as_dtype(type_value) -> DType:
+def as_dtype(type_value: DTypeLike) -> DType:
     """A `DType` from a dtype, NumPy dtype, scalar type or name (TF's `as_dtype`)."""
     if isinstance(type_value, DType):
         return type_value
@@ -170,7 +174,7 @@ def as_dtype(type_value) -> DType:
     return found
 
 
-def np_dtype(dtype) -> np.dtype | None:
+def np_dtype(dtype: DTypeLike | None) -> np.dtype | None:
     """The NumPy dtype for a user-given dtype argument, or None for None."""
     if dtype is None:
         return None

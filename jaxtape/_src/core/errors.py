@@ -19,33 +19,91 @@ class OpError(Exception):
         return type(self), (self.node_def, self.op, self.message)
 
 
-def _make(name: str, doc: str) -> type[OpError]:
-    return type(name, (OpError,), {"__doc__": doc, "__module__": "jaxtape.errors"})
+class CancelledError(OpError):
+    """An operation was cancelled."""
 
 
-CancelledError = _make("CancelledError", "An operation was cancelled.")
-UnknownError = _make("UnknownError", "Unknown error.")
-InvalidArgumentError = _make(
-    "InvalidArgumentError",
-    "An op received an invalid argument (wrong dtype mix, bad shape, bad index).",
-)
-DeadlineExceededError = _make("DeadlineExceededError", "A deadline expired.")
-NotFoundError = _make(
-    "NotFoundError", "A requested entity (file, device) was not found."
-)
-AlreadyExistsError = _make("AlreadyExistsError", "An entity already exists.")
-PermissionDeniedError = _make("PermissionDeniedError", "The caller lacks permission.")
-ResourceExhaustedError = _make("ResourceExhaustedError", "Out of memory or quota.")
-FailedPreconditionError = _make(
-    "FailedPreconditionError", "The system is not in a state to run the operation."
-)
-AbortedError = _make("AbortedError", "The operation was aborted.")
-OutOfRangeError = _make("OutOfRangeError", "Iteration past the valid range.")
-UnimplementedError = _make("UnimplementedError", "The operation is not implemented.")
-InternalError = _make("InternalError", "An internal invariant was broken.")
-UnavailableError = _make("UnavailableError", "The runtime is unavailable.")
-DataLossError = _make("DataLossError", "Unrecoverable data loss or corruption.")
-UnauthenticatedError = _make("UnauthenticatedError", "Missing valid credentials.")
+class UnknownError(OpError):
+    """Unknown error."""
+
+
+class InvalidArgumentError(OpError):
+    """An op received an invalid argument (wrong dtype mix, bad shape, bad index)."""
+
+
+class DeadlineExceededError(OpError):
+    """A deadline expired."""
+
+
+class NotFoundError(OpError):
+    """A requested entity (file, device) was not found."""
+
+
+class AlreadyExistsError(OpError):
+    """An entity already exists."""
+
+
+class PermissionDeniedError(OpError):
+    """The caller lacks permission."""
+
+
+class ResourceExhaustedError(OpError):
+    """Out of memory or quota."""
+
+
+class FailedPreconditionError(OpError):
+    """The system is not in a state to run the operation."""
+
+
+class AbortedError(OpError):
+    """The operation was aborted."""
+
+
+class OutOfRangeError(OpError):
+    """Iteration past the valid range."""
+
+
+class UnimplementedError(OpError):
+    """The operation is not implemented."""
+
+
+class InternalError(OpError):
+    """An internal invariant was broken."""
+
+
+class UnavailableError(OpError):
+    """The runtime is unavailable."""
+
+
+class DataLossError(OpError):
+    """Unrecoverable data loss or corruption."""
+
+
+class UnauthenticatedError(OpError):
+    """Missing valid credentials."""
+
+
+# TF's classes live in `tf.errors`: so do these (reprs, pickles).
+for _cls in (
+    CancelledError,
+    UnknownError,
+    InvalidArgumentError,
+    DeadlineExceededError,
+    NotFoundError,
+    AlreadyExistsError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+    FailedPreconditionError,
+    AbortedError,
+    OutOfRangeError,
+    UnimplementedError,
+    InternalError,
+    UnavailableError,
+    DataLossError,
+    UnauthenticatedError,
+):
+    _cls.__module__ = "jaxtape.errors"
+del _cls
 
 
 def invalid_argument(message: str, op: str | None = None) -> InvalidArgumentError:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
+from typing import Any, TypeGuard
 
 _GLOBAL: dict = {}  # 'package>name' -> class or function (register_keras_serializable)
 _NAMES: dict = {}  # class or function -> 'package>name'
@@ -128,7 +130,7 @@ class _NotFound(TypeError):
     """A config names a class or function that no table knows."""
 
 
-def _is_class(obj) -> bool:
+def _is_class(obj: object) -> TypeGuard[type]:
     return isinstance(obj, type)
 
 
@@ -151,9 +153,10 @@ class Kind:
     """
 
     def __init__(
-        self, kind, module, *, lowercase=False, none=None, accept=callable,
-        instantiate=True, locate_errors=False, snake_case_classes=True,
-    ):  # fmt: skip
+        self, kind: str, module: str, *, lowercase: bool = False, none: Any = None,
+        accept: Callable[[Any], bool] = callable, instantiate: bool = True,
+        locate_errors: bool = False, snake_case_classes: bool = True,
+    ) -> None:  # fmt: skip
         self.kind, self.module = kind, module
         self._lowercase, self._locate_errors = lowercase, locate_errors
         self._snake = snake_case_classes

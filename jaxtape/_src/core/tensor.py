@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import collections
 import operator
-from typing import NamedTuple
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
+import jax.core
 import numpy as np
 
 from jaxtape._src.core import context, dtypes
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.device import device_name
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import DTypeLike, ShapeLike, TensorLike
 
 
 class TensorShape(tuple):
@@ -148,6 +153,56 @@ def _dimension(d):
         ) from None
 
 
+if TYPE_CHECKING:
+
+    class TensorOperators:
+        """TF's operators on Tensors and Variables, to a type checker.
+
+        `ops/tensor_methods` installs them at import (`core` cannot import the
+        op layer); at run time this base is `object`.
+        """
+
+        def __add__(self, other: TensorLike) -> Tensor: ...
+        def __radd__(self, other: TensorLike) -> Tensor: ...
+        def __sub__(self, other: TensorLike) -> Tensor: ...
+        def __rsub__(self, other: TensorLike) -> Tensor: ...
+        def __mul__(self, other: TensorLike) -> Tensor: ...
+        def __rmul__(self, other: TensorLike) -> Tensor: ...
+        def __truediv__(self, other: TensorLike) -> Tensor: ...
+        def __rtruediv__(self, other: TensorLike) -> Tensor: ...
+        def __floordiv__(self, other: TensorLike) -> Tensor: ...
+        def __rfloordiv__(self, other: TensorLike) -> Tensor: ...
+        def __mod__(self, other: TensorLike) -> Tensor: ...
+        def __rmod__(self, other: TensorLike) -> Tensor: ...
+        def __pow__(self, other: TensorLike) -> Tensor: ...
+        def __rpow__(self, other: TensorLike) -> Tensor: ...
+        def __matmul__(self, other: TensorLike) -> Tensor: ...
+        def __rmatmul__(self, other: TensorLike) -> Tensor: ...
+        def __neg__(self) -> Tensor: ...
+        def __pos__(self) -> Tensor: ...
+        def __abs__(self) -> Tensor: ...
+        def __invert__(self) -> Tensor: ...
+        def __and__(self, other: TensorLike) -> Tensor: ...
+        def __rand__(self, other: TensorLike) -> Tensor: ...
+        def __or__(self, other: TensorLike) -> Tensor: ...
+        def __ror__(self, other: TensorLike) -> Tensor: ...
+        def __xor__(self, other: TensorLike) -> Tensor: ...
+        def __rxor__(self, other: TensorLike) -> Tensor: ...
+        def __lt__(self, other: TensorLike) -> Tensor: ...
+        def __le__(self, other: TensorLike) -> Tensor: ...
+        def __gt__(self, other: TensorLike) -> Tensor: ...
+        def __ge__(self, other: TensorLike) -> Tensor: ...
+        # `==` and `!=` are element-wise (a bool Tensor; False/True for None):
+        # `Any`, since `object.__eq__` promises a bool.
+        def __eq__(self, other: object) -> Any: ...
+        def __ne__(self, other: object) -> Any: ...
+        def __getitem__(self, key: Any) -> Tensor: ...
+        def __iter__(self) -> Iterator[Tensor]: ...
+
+else:
+    TensorOperators = object
+
+
 class Reference:
     """A hashable handle to a Tensor or Variable (`x.ref()`), as in TF."""
 
@@ -169,7 +224,7 @@ class Reference:
         return f"<Reference wrapping {self._obj!r}>"
 
 
-class Tensor:
+class Tensor(TensorOperators):
     """An immutable multidimensional array, TF's eager `tf.Tensor`.
 
     Holds one `jax.Array` (or a tracer inside `jaxtape.function`). Created by
@@ -183,12 +238,13 @@ class Tensor:
     # computes a pending value on first use. Shape and dtype never need it.
     __slots__ = ("_v", "__weakref__")
     __array_priority__ = 100  # NumPy defers `ndarray + Tensor` to us
+    _v: jax.Array | Pending
 
-    def __init__(self, value):
+    def __init__(self, value: jax.Array | Pending) -> None:
         self._v = value
 
     @property
-    def _value(self):
+    def _value(self) -> jax.Array:
         v = self._v
         if type(v) is Pending:
             v = self._v = v.force()
@@ -229,7 +285,7 @@ class Tensor:
         return Reference(self)
 
     # -- conversion ---------------------------------------------------------
-    def numpy(self):
+    def numpy(self) -> Any:
         """The value as a NumPy array (a NumPy scalar for rank 0), like TF."""
         value = self._value
         if isinstance(value, jax.core.Tracer):
@@ -245,13 +301,13 @@ class Tensor:
         out = np.asarray(value)
         return out[()] if out.ndim == 0 else out
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if context.state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
         out = np.asarray(self._value)
         return out if dtype is None else out.astype(dtype, copy=False)
 
-    def __jax_array__(self):
+    def __jax_array__(self) -> jax.Array:
         return self._value
 
     def __bool__(self) -> bool:
@@ -284,7 +340,7 @@ class Tensor:
             raise TypeError("len() of unsized object: a scalar Tensor has no length.")
         return self._v.shape[0]
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
 
     # -- printing -----------------------------------------------------------
@@ -403,7 +459,7 @@ def _is_namedtuple(t) -> bool:
     return hasattr(t, "_fields")
 
 
-def in_key_order(value, order):
+def in_key_order(value: Any, order: Any) -> Any:
     """`value` (a JAX-rebuilt structure) with its mappings back in `order`."""
     if order is None:
         return value

@@ -8,12 +8,19 @@ to branch on a traced value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import jax
+import jax.core
 from jax import lax
 
 from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, in_key_order, key_order, tree_map
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import TensorLike
 
 
 def _traced(x) -> bool:
@@ -52,8 +59,19 @@ def _in_order(out, orders):
     return in_key_order(out, orders[0]) if orders and orders[0] is not None else out
 
 
-def cond(pred, true_fn=None, false_fn=None, name=None):
+def cond(
+    pred: TensorLike,
+    true_fn: Callable[[], Any] | None = None,
+    false_fn: Callable[[], Any] | None = None,
+    name: str | None = None,
+) -> Any:
     """`true_fn()` if `pred` else `false_fn()` (TF's `tf.cond`)."""
+    if true_fn is None or false_fn is None:  # (None defaults: TF's signature)
+        missing = "true_fn" if true_fn is None else "false_fn"
+        raise TypeError(
+            f"cond(): '{missing}' argument required. Pass both branches: "
+            "`jaxtape.cond(pred, lambda: a, lambda: b)`."
+        )
     if not _traced(pred):
         return true_fn() if bool(to_value(pred)) else false_fn()
     orders: list = []

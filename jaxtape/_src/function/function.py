@@ -26,8 +26,11 @@ import collections
 import functools
 import logging
 import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, overload
 
 import jax
+import jax.core
 import numpy as np
 
 from jaxtape._src.core import checks, context, errors
@@ -66,6 +69,13 @@ def _leaf_key(x):
     return ("value", type(x).__name__, x)
 
 
+def _unsettled(*args: Any) -> Any:
+    raise RuntimeError(
+        "Internal error: a jaxtape.function trace ran a program it has not "
+        "built. Please report the issue."
+    )
+
+
 class _Trace:
     """One compiled program for one input signature."""
 
@@ -91,11 +101,12 @@ class _Trace:
             checks.checked(self._pure) if self.checked else self._pure
         )
         # `settle` builds these: (*var_vals, *leaves) -> values + state + error
-        self._plain = None
-        self._donating = None  # the same, donating all written state
+        self._plain: Callable[..., Any] = _unsettled
+        self._donating: Callable[..., Any] = _unsettled  # donating written state
         self.has_checks = False  # whether the program holds run-time checks
         self.error_tree = None  # their error's structure (`checks.error_layout`)
-        self._error = None  # the program's checks' error alone (`diagnose`)
+        # The program's checks' error alone (`diagnose`; only with checks).
+        self._error: Callable[..., Any] = _unsettled
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -189,7 +200,7 @@ class _Trace:
         self.avals = [self.avals[i] for i in keep]
         self._plain = jax.jit(flat)
         self._donating = jax.jit(flat, donate_argnums=tuple(self.written))
-        self._error = jax.jit(error) if n_error else None
+        self._error = jax.jit(error) if n_error else _unsettled
 
     def var_values(self):
         """The lifted Variables' current values (placeholders for dead ones)."""
@@ -461,17 +472,19 @@ class Function:
     or the Python values of non-tensor arguments change.
     """
 
+    __name__: str  # (and `__doc__`, `__wrapped__`: the Python function's)
+
     def __init__(
         self,
-        python_function,
-        input_signature=None,
-        jit_compile=None,
-        reduce_retracing=False,
-        autograph=True,
-        name=None,
-        experimental_relax_shapes=None,
-        **kwargs,
-    ):
+        python_function: Callable[..., Any],
+        input_signature: Sequence[TensorSpec] | None = None,
+        jit_compile: bool | None = None,
+        reduce_retracing: bool = False,
+        autograph: bool = True,
+        name: str | None = None,
+        experimental_relax_shapes: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._fn = python_function
         self._input_signature = (
             None if input_signature is None else list(input_signature)
@@ -510,7 +523,7 @@ class Function:
             is_leaf=lambda x: type(x) is Tensor or x is None or isinstance(x, Variable),
         )
         if self._input_signature is not None:
-            self._check_signature(args)
+            self._check_signature(args, self._input_signature)
         is_arr = tuple(_is_array(x) for x in flat)
         key = (treedef, tuple(_leaf_key(x) for x in flat))
         objs = [x for x, a in zip(flat, is_arr) if a]
@@ -518,8 +531,7 @@ class Function:
         statics = tuple(x for x, a in zip(flat, is_arr) if not a)
         return key, (treedef, is_arr), statics, leaves, objs
 
-    def _check_signature(self, args):
-        specs = self._input_signature
+    def _check_signature(self, args, specs: list) -> None:
         if len(args) != len(specs):
             raise TypeError(
                 f"{self.__name__} was given {len(args)} positional arguments but its "
@@ -558,16 +570,16 @@ class Function:
                 return None
         return tuple(key), leaves
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if inside_function():  # a compiled function called while tracing: inline
             return self._fn(*args, **kwargs)
         fast = self._fast_key(args, kwargs)
         if fast is not None:
             fast, fast_leaves = fast
-        trace = self._fast_traces.get(fast) if fast is not None else None
-        if trace is not None and not context.state.tapes:
-            self._untraced_calls += 1
-            return trace.execute(fast_leaves)
+            trace = self._fast_traces.get(fast)
+            if trace is not None and not context.state.tapes:
+                self._untraced_calls += 1
+                return trace.execute(fast_leaves)
         if _guard.pending:  # JAX's compile caches are due a clear (core)
             _guard.release_if_safe(())
         key, structure, statics, leaves, objs = self._signature(args, kwargs)
@@ -656,16 +668,38 @@ class ConcreteFunction:
         return str(jax.make_jaxpr(self._trace._pure)(self._trace.var_values(), leaves))
 
 
+@overload
 def function(
-    func=None,
-    input_signature=None,
-    autograph=True,
-    jit_compile=None,
-    reduce_retracing=False,
-    experimental_relax_shapes=None,
-    name=None,
-    **kwargs,
-):
+    func: Callable[..., Any],
+    input_signature: Sequence[TensorSpec] | None = None,
+    autograph: bool = True,
+    jit_compile: bool | None = None,
+    reduce_retracing: bool = False,
+    experimental_relax_shapes: bool | None = None,
+    name: str | None = None,
+    **kwargs: Any,
+) -> Function: ...
+@overload
+def function(
+    func: None = None,
+    input_signature: Sequence[TensorSpec] | None = None,
+    autograph: bool = True,
+    jit_compile: bool | None = None,
+    reduce_retracing: bool = False,
+    experimental_relax_shapes: bool | None = None,
+    name: str | None = None,
+    **kwargs: Any,
+) -> Callable[[Callable[..., Any]], Function]: ...
+def function(
+    func: Callable[..., Any] | None = None,
+    input_signature: Sequence[TensorSpec] | None = None,
+    autograph: bool = True,
+    jit_compile: bool | None = None,
+    reduce_retracing: bool = False,
+    experimental_relax_shapes: bool | None = None,
+    name: str | None = None,
+    **kwargs: Any,
+) -> Function | Callable[[Callable[..., Any]], Function]:
     """Compiles a function with XLA, TF's `tf.function`; decorator or wrapper.
 
     >>> @jaxtape.function
@@ -675,7 +709,7 @@ def function(
     <jaxtape.Tensor: shape=(), dtype=float32, numpy=5.0>
     """
 
-    def decorate(f):
+    def decorate(f: Callable[..., Any]) -> Function:
         return Function(
             f,
             input_signature=input_signature,

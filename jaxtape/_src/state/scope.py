@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import jax
+
+if TYPE_CHECKING:
+    from jaxtape._src.state.variable import Variable
 
 
 class _Stack(threading.local):
@@ -29,14 +34,14 @@ class StateScope:
 
     def __init__(self, pairs):
         self._values = {id(v): (v, val) for v, val in pairs}
-        self.written: dict[int, object] = {}
+        self.written: dict[int, Variable] = {}
 
-    def get(self, variable):
+    def get(self, variable: Variable) -> Any:
         """The overlaid value of `variable`; None when the scope does not cover it."""
         hit = self._values.get(id(variable))
         return None if hit is None else hit[1]
 
-    def set(self, variable, value) -> bool:
+    def set(self, variable: Variable, value: Any) -> bool:
         if id(variable) not in self._values:
             return False
         self._values[id(variable)] = (variable, value)
@@ -58,10 +63,10 @@ class RecordingScope(StateScope):
 
     def __init__(self, pairs):
         super().__init__(pairs)
-        self.misses: dict[int, object] = {}
-        self.read: dict[int, object] = {}
+        self.misses: dict[int, Variable] = {}
+        self.read: dict[int, Variable] = {}
 
-    def get(self, variable):
+    def get(self, variable: Variable) -> Any:
         self.read[id(variable)] = variable
         hit = self._values.get(id(variable))
         if hit is None:
@@ -69,7 +74,7 @@ class RecordingScope(StateScope):
             return None
         return hit[1]
 
-    def set(self, variable, value) -> bool:
+    def set(self, variable: Variable, value: Any) -> bool:
         if id(variable) not in self._values:
             self.misses[id(variable)] = variable
         self._values[id(variable)] = (variable, value)
@@ -81,8 +86,21 @@ def current() -> StateScope | None:
     return _stack.scopes[-1] if _stack.scopes else None
 
 
+_Scope = TypeVar("_Scope", bound=StateScope)
+
+
+@overload
+def state_scope(
+    pairs: Iterable[tuple[Any, Any]],
+) -> contextlib.AbstractContextManager[StateScope]: ...
+@overload
+def state_scope(
+    pairs: Iterable[tuple[Any, Any]], scope_class: type[_Scope]
+) -> contextlib.AbstractContextManager[_Scope]: ...
 @contextlib.contextmanager
-def state_scope(pairs, scope_class=StateScope):
+def state_scope(
+    pairs: Iterable[tuple[Any, Any]], scope_class: type[StateScope] = StateScope
+) -> Iterator[StateScope]:
     """Reads of the given Variables see the given values; writes stay in the scope.
 
     `pairs`: an iterable of `(variable, value)` (Variables are unhashable, as in TF).
