@@ -454,6 +454,19 @@ _RETRACING = (
 )
 _retracing = _RetracingDetector()
 
+# AutoGraph's converter (`autograph/`, an upper layer, installs it): called as
+# `convert(python_function, experimental_autograph_options)`, returns the
+# function that traces call.
+_autograph_converter: Callable[[Callable[..., Any], Any], Callable[..., Any]] | None = (
+    None
+)
+
+
+def install_autograph(convert) -> None:
+    """Installs AutoGraph's converter (called by `jaxtape._src.autograph`)."""
+    global _autograph_converter
+    _autograph_converter = convert
+
 
 class Function:
     """A Python function compiled with `jax.jit`, with TF's `tf.function` API.
@@ -465,8 +478,10 @@ class Function:
         program per concrete shape).
       jit_compile: accepted; everything is compiled with XLA.
       reduce_retracing: accepted; retracing follows the rules below anyway.
-      autograph: accepted; Python control flow on tensors is not converted:
-        use `jaxtape.cond`, `jaxtape.while_loop` or Python values.
+      autograph: whether to convert Python `if`/`while`/`for` on tensors to
+        control flow, as TF's AutoGraph does (`jaxtape.autograph`); with
+        False, such code raises an error that names the fix.
+      experimental_autograph_options: TF's `autograph.experimental.Feature`s.
 
     Retracing happens when the tensor shapes or dtypes, the nested structure,
     or the Python values of non-tensor arguments change.
@@ -483,9 +498,13 @@ class Function:
         autograph: bool = True,
         name: str | None = None,
         experimental_relax_shapes: bool | None = None,
+        experimental_autograph_options: Any = None,
         **kwargs: Any,
     ) -> None:
         self._fn = python_function
+        # AutoGraph: the function as traces call it, converted on first use.
+        self._autograph = (autograph, experimental_autograph_options)
+        self._converted: Callable[..., Any] | None = None
         self._input_signature = (
             None if input_signature is None else list(input_signature)
         )
@@ -504,13 +523,27 @@ class Function:
         cache = instance.__dict__.setdefault("_jaxtape_functions", {})
         bound = cache.get(id(self))
         if bound is None:
-            bound = Function(self._fn.__get__(instance, owner), self._input_signature)
+            bound = Function(
+                self._fn.__get__(instance, owner),
+                self._input_signature,
+                autograph=self._autograph[0],
+                experimental_autograph_options=self._autograph[1],
+            )
             cache[id(self)] = bound
         return bound
 
     @property
     def python_function(self):
         return self._fn
+
+    def _traced_function(self) -> Callable[..., Any]:
+        """The Python function as traces call it: converted by AutoGraph
+        (`install_autograph`) unless `autograph=False`; converted once."""
+        if self._converted is None:
+            on, options = self._autograph
+            convert = _autograph_converter
+            self._converted = convert(self._fn, options) if on and convert else self._fn
+        return self._converted
 
     def experimental_get_tracing_count(self) -> int:
         """How many times the Python function was traced (TF's counter)."""
@@ -572,7 +605,7 @@ class Function:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if inside_function():  # a compiled function called while tracing: inline
-            return self._fn(*args, **kwargs)
+            return self._traced_function()(*args, **kwargs)
         fast = self._fast_key(args, kwargs)
         if fast is not None:
             fast, fast_leaves = fast
@@ -590,7 +623,7 @@ class Function:
         for _ in range(_MAX_TRACES_PER_CALL):
             if trace is None:
                 trace = _Trace(
-                    self._fn,
+                    self._traced_function(),
                     live_variables(),
                     structure,
                     statics,
@@ -717,6 +750,7 @@ def function(
             reduce_retracing=reduce_retracing,
             autograph=autograph,
             name=name,
+            **kwargs,
         )
 
     return decorate(func) if func is not None else decorate
