@@ -138,6 +138,7 @@ from jaxtape._src.ops.array_ops import (  # noqa: F401
     where as where,
 )
 from jaxtape._src.ops.misc_ops import (  # noqa: F401
+    Assert as Assert,
     IndexedSlices as IndexedSlices,
     TensorArray as TensorArray,
     newaxis as newaxis,

@@ -1,6 +1,7 @@
 """`jaxtape.debugging` (TF's `tf.debugging`): re-exports only."""
 
 from jaxtape._src.ops.misc_ops import (  # noqa: F401
+    Assert,
     assert_equal,
     assert_greater,
     assert_greater_equal,

@@ -69,7 +69,11 @@ def print(
         line = pieces[0] + "".join(t + p for t, p in zip(texts, pieces[1:]))
         _write(_print_stream(output_stream), line + end)
 
-    if any(isinstance(v, jax.core.Tracer) for v in values):
+    # Inside a function it prints when the program runs (each executed loop
+    # iteration or branch, in order), even with no tensor to print, as TF.
+    if context.state.function_depth or any(
+        isinstance(v, jax.core.Tracer) for v in values
+    ):
         jax.debug.callback(emit, *values, ordered=True)  # at run time
     else:
         emit(*values)
@@ -339,6 +343,78 @@ assert_less = _assert_cmp(jnp.less, "<")
 assert_less_equal = _assert_cmp(jnp.less_equal, "<=")
 assert_greater = _assert_cmp(jnp.greater, ">")
 assert_greater_equal = _assert_cmp(jnp.greater_equal, ">=")
+
+
+def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
+    """Raises `InvalidArgumentError` with `data` unless `condition` is True
+    (TF's `tf.debugging.Assert`).
+
+    Args:
+      condition: A scalar boolean Tensor or Python bool.
+      data: A list of strings, Python values and Tensors to show on failure.
+      summarize: How many entries of each tensor to show (default 3 per end).
+      name: Accepted for TensorFlow compatibility; ignored.
+
+    Eagerly it raises at once with TF's eager text ("Expected '...' to be
+    true. Summarized data: ..."); inside `jaxtape.function` it is a run-time
+    check of the program (the call raises TF's graph text, "assertion failed:
+    [...]"). Returns None, as TF 2 does.
+
+    Differences from TensorFlow: inside a function, a tensor in `data` prints
+    with NumPy's text (`[1 2]`, as TF's), nested ones on several lines.
+    """
+    del name  # accepted for TF compatibility
+    pred = to_value(condition)
+    if np.shape(pred) != ():
+        raise ValueError(
+            "The truth value of an array with more than one element is ambiguous. "
+            "Use a.any() or a.all()"
+        )
+    if not isinstance(data, (list, tuple)):
+        data = [data]
+    if _traced(pred):
+        if not (context.state.function_depth and checks.compiled_checks):
+            return None
+        template, fields = [], []
+        for item in data:
+            if isinstance(item, str):
+                template.append(f"[{item}]")
+                continue
+            value = to_value(item)
+            if _traced(value) or type(item) is Tensor:
+                template.append("{}" if np.ndim(value) else "[{}]")
+                fields.append(lambda xp, p, v=value: v)
+            else:
+                template.append(f"[{np.asarray(value)}]")
+        checks.require(
+            jnp,
+            ~jnp.asarray(pred, bool),
+            None,
+            "assertion failed: " + " ".join(template),
+            *fields,
+        )
+        return None
+    if bool(np.asarray(pred)):
+        return None
+    limit = 3 if summarize is None else int(summarize)
+    shown = []
+    for item in data:
+        if isinstance(item, str):
+            shown.append(repr(item.encode()))
+        elif type(item) is Tensor or hasattr(item, "_read_raw"):
+            flat = np.ravel(np.asarray(to_value(item)))
+            if limit >= 0 and flat.size > 2 * limit:
+                flat = [*flat[:limit], "...", *flat[-limit:]]
+            shown.append(", ".join(str(v) for v in flat))
+        else:
+            shown.append(str(item))
+    value = np.asarray(pred)
+    text = f"jaxtape.Tensor({value}, shape={value.shape}, dtype={value.dtype.name})"
+    raise errors.InvalidArgumentError(
+        None,
+        "Assert",
+        f"Expected '{text}' to be true. Summarized data: " + "\n".join(shown),
+    )
 
 
 def assert_rank(x, rank, message=None, name=None):
