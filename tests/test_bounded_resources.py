@@ -45,8 +45,9 @@ def peak_mb():
 def test_a_10k_op_tape_differentiates_three_times_in_bounded_memory():
     # 10k recorded ops (a chain y <- 0.999 y + 0.001 sin(y) over 64x64) on a
     # persistent tape, differentiated three times: past the compile limit the
-    # backward stays eager, so memory and time grow linearly (compiled, the
-    # second gradient went past 9 GB and took minutes).
+    # backward is never compiled whole but in segments (`autodiff/segments`),
+    # so memory and time grow linearly (compiled whole, the second gradient
+    # went past 9 GB and took minutes).
     result = _run(
         _RSS
         + """

@@ -31,7 +31,7 @@ import sys
 import types
 
 _POINTER = (
-    'The README\'s "What is there" sections list what jaxtape supports '
+    'The README\'s "What is supported" section lists what jaxtape has '
     "(`python tools/api_coverage.py` prints the name-by-name coverage); "
     "open an issue to ask for this one."
 )

@@ -15,12 +15,39 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxtape._src.autodiff import segments
 from jaxtape._src.autodiff.program import Program, Slice, cache
 from jaxtape._src.core import context
+from jaxtape._src.core.compile_cache import get_max_compiled_ops
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
 
 _state = context.state
+
+
+class _while_loop_errors:  # noqa: N801
+    """JAX's reverse-mode error for `lax.while_loop`, with the jaxtape fix."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is ValueError and _WHILE_TEXT in str(error):
+            raise ValueError(_WHILE_FIX) from None
+        return False
+
+
+_WHILE_TEXT = "Reverse-mode differentiation does not work for lax.while_loop"
+_WHILE_FIX = (
+    "Cannot take a reverse-mode gradient through a jaxtape.while_loop whose trip "
+    "count is known only at run time: it compiles to lax.while_loop, which JAX "
+    "differentiates in forward mode only (TensorFlow keeps a stack of every "
+    "iteration instead). Give the loop `maximum_iterations=` as a Python int (it "
+    "then compiles to a lax.scan of that many steps, reverse-differentiable), or "
+    "loop over a static range: `jaxtape.for_range(start, limit, delta, body, "
+    "loop_vars)`, or `for i in range(n)` with n known while tracing. "
+    "jaxtape.autodiff.ForwardAccumulator works through it as it is."
+)
 
 
 def _conj_if_complex(x):
@@ -83,13 +110,21 @@ class _VjpCall:
         nl, nc = self.n_leaves, self.n_consts
         leaves, consts, cts = vals[:nl], vals[nl : nl + nc], vals[nl + nc :]
         key = ("vjp", self.program, self.ct_given, self.keep)
+        n_ops = len(self.program.nodes)
         fn = cache.lookup(
             key,
-            lambda: _make_vjp(self.program, self.ct_given, self.keep),
-            len(self.program.nodes),
+            (
+                (lambda: _make_vjp(self.program, self.ct_given, self.keep))
+                if n_ops <= get_max_compiled_ops()
+                else lambda: segments.make_vjp(
+                    self.program, self.ct_given, self.keep, _conj_if_complex
+                )
+            ),
+            n_ops,
             kind="backward",
         )
-        return fn(tuple(leaves), tuple(consts), tuple(cts))
+        with _while_loop_errors():
+            return fn(tuple(leaves), tuple(consts), tuple(cts))
 
 
 def vjp(sl: Slice, ct_objs: list, ct_given: tuple):
@@ -144,7 +179,8 @@ class _JacobianCall:
             len(self.program.nodes),
             kind="backward",
         )
-        return fn(tuple(vals[:nl]), tuple(vals[nl:]))
+        with _while_loop_errors():
+            return fn(tuple(vals[:nl]), tuple(vals[nl:]))
 
 
 def _make_jacobian(program: Program, batch: bool):

@@ -30,8 +30,9 @@ _limits = {"max_ops": 1000}
 
 
 def set_max_compiled_ops(max_ops: int) -> None:
-    """Programs built from a tape (backward passes, deferred forward segments)
-    with more than `max_ops` recorded ops are never compiled (default 1000)."""
+    """Programs built from a tape with more than `max_ops` recorded ops
+    (default 1000) are never compiled whole: a backward pass is compiled in
+    segments (`autodiff/segments`), a deferred forward runs op by op."""
     if int(max_ops) < 0:
         raise ValueError(f"max_ops must be >= 0; got {max_ops}.")
     _limits["max_ops"] = int(max_ops)
@@ -46,7 +47,7 @@ class CompileCache:
 
     Programs of several kinds share it ("forward", "backward"); each kind
     counts its `hits`, `misses`, `compiles` and `uncompiled` (programs over
-    the size limit, run eagerly), so that tests and benchmarks can see that a
+    the size limit, never compiled whole), so that tests and benchmarks can see that a
     repeated training step compiles once.
     """
 
