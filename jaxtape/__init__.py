@@ -140,7 +140,6 @@ from jaxtape._src.ops.array_ops import (  # noqa: F401
 from jaxtape._src.ops.misc_ops import (  # noqa: F401
     Assert as Assert,
     IndexedSlices as IndexedSlices,
-    TensorArray as TensorArray,
     newaxis as newaxis,
     numpy_function as numpy_function,
     print as print,
@@ -164,9 +163,15 @@ from jaxtape._src.autodiff.custom_gradient import (  # noqa: F401
     custom_gradient as custom_gradient,
 )
 from jaxtape._src.function.function import function as function  # noqa: F401
+from jaxtape._src.ops.tensor_array import TensorArray as TensorArray  # noqa: F401
 from jaxtape._src.function.control_flow import (  # noqa: F401
+    case as case,
     cond as cond,
+    foldl as foldl,
+    foldr as foldr,
+    for_range as for_range,
     map_fn as map_fn,
+    scan as scan,
     switch_case as switch_case,
     while_loop as while_loop,
 )

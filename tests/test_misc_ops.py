@@ -1,5 +1,5 @@
 """TF's utility ops: print, debugging asserts, py_function, numpy_function,
-IndexedSlices, TensorArray, and the global/op seed rules of random ops."""
+IndexedSlices, and the global/op seed rules of random ops."""
 
 import io
 
@@ -114,36 +114,6 @@ def test_gather_gradient_matches_tf(tf):  # noqa: F811 - `tf` here is real TF
     with jt.GradientTape() as tape:
         y = jt.reduce_sum(jt.gather(ours_var, [1, 3, 1]) ** 2)
     np.testing.assert_allclose(tape.gradient(y, ours_var).numpy(), theirs)
-
-
-# -- TensorArray --------------------------------------------------------------------
-def test_tensor_array_write_read_stack_and_gradient():
-    x = tf.constant(2.0)
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        ta = tf.TensorArray(tf.float32, size=3)
-        for i in range(3):
-            ta = ta.write(i, x ** (i + 1))
-        y = tf.reduce_sum(ta.stack())
-    assert ta.size().numpy() == 3
-    assert ta.read(1).numpy() == 4.0
-    assert y.numpy() == 2.0 + 4.0 + 8.0
-    assert tape.gradient(y, x).numpy() == 1 + 2 * 2.0 + 3 * 2.0**2
-
-
-def test_tensor_array_grows_only_when_dynamic():
-    ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
-    for i in range(4):
-        ta = ta.write(i, i * i)
-    np.testing.assert_array_equal(ta.stack().numpy(), [0, 1, 4, 9])
-    np.testing.assert_array_equal(ta.gather([3, 1]).numpy(), [9, 1])
-    fixed = tf.TensorArray(tf.float32, size=1)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="not resizeable"):
-        fixed.write(1, 1.0)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="dtype"):
-        fixed.write(0, tf.constant(1, tf.int32))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="not been written"):
-        fixed.read(0)
 
 
 # -- random seeds (TF's tf.random.set_seed rules) ------------------------------------

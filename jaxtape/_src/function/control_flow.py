@@ -1,114 +1,720 @@
-"""Control flow on tensors (TF's `cond`, `while_loop`, `switch_case`, `map_fn`). L3.
+"""Control flow on tensors: TF's `cond`, `switch_case`, `case`, `while_loop`,
+`map_fn`, `scan`, `foldl`, `foldr`, and `for_range` (a loop over a range). L3.
 
-Eagerly these are plain Python (the predicate is a concrete value), so tapes
-record the branch that runs, as in TF eager. Inside `jaxtape.function` they
-become `lax.cond` / `lax.while_loop` / `lax.switch` / `lax.map`, the only way
-to branch on a traced value.
+Eagerly (nothing traced) these are plain Python, as in TF eager: the branch
+that runs, or each iteration, is recorded op by op on the tapes.
+
+Inside `jaxtape.function` (or on traced values) each construct traces its
+Python functions once (`capture.trace`) and becomes ONE pure function over
+`lax` control flow, called through the dispatcher. A GradientTape recording
+inside the function sees one op whose inputs are every Tensor the construct
+depends on (loop variables, elements, and Tensors and Variable reads its
+functions close over), and differentiates it with JAX (`jax.vjp` of the
+`lax` primitive). Variables assigned inside are extra outputs (loop carries).
+Lowerings, and why:
+
+- `cond`, `switch_case`, `case`: `lax.cond` / `lax.switch` (one branch runs).
+- `for_range` with static bounds, `map_fn`, `scan`, `foldl`, `foldr`:
+  `lax.scan`, which JAX differentiates in both modes.
+- `while_loop` with `maximum_iterations` a Python int (or known while
+  tracing): `lax.scan` over that many steps, each a `lax.cond` on the loop
+  condition (steps after it turns False do nothing), so that it is
+  reverse-mode differentiable; otherwise `lax.while_loop`, which JAX
+  differentiates only in forward mode: a gradient through it raises
+  `ValueError` naming the fix (`autodiff/backward.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.core
+import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
-from jaxtape._src.core import context
-from jaxtape._src.core.dispatch import to_value
-from jaxtape._src.core.tensor import Tensor, in_key_order, key_order, tree_map
+from jaxtape._src.core import checks, context, dtypes, errors
+from jaxtape._src.core.dispatch import OpInfo, dispatch_raw, to_value
+from jaxtape._src.core.tensor import (
+    Tensor,
+    TensorShape,
+    TensorSpec,
+    in_key_order,
+    key_order,
+    tree_flatten,
+)
+from jaxtape._src.function import capture
+from jaxtape._src.ops.tensor_array import TensorArray
+from jaxtape._src.state.variable import Variable
 
-if TYPE_CHECKING:
-    from jaxtape._src.core.typing import TensorLike
+_state = context.state
+_Tracer = jax.core.Tracer
+
+
+# -- structures --------------------------------------------------------------------
+def _is_leaf(x) -> bool:
+    return x is None or type(x) is Tensor or isinstance(x, (TensorArray, Variable))
+
+
+def _leaves(structure) -> list:
+    return jax.tree_util.tree_leaves(structure, is_leaf=_is_leaf)
 
 
 def _traced(x) -> bool:
-    v = x._value if type(x) is Tensor else x
-    return isinstance(v, jax.core.Tracer)
+    if type(x) is Tensor:
+        return isinstance(x._v, _Tracer)
+    if isinstance(x, TensorArray):
+        return x._traced()
+    if isinstance(x, Variable):
+        return isinstance(x._read_raw(), _Tracer)
+    return isinstance(x, _Tracer)
 
 
-def _raw(structure):
-    return tree_map(lambda t: t._value if type(t) is Tensor else t, structure)
+def _in_trace(*structures) -> bool:
+    """Whether a construct on these values is compiled (TF's graph mode)."""
+    if _state.function_depth:
+        return True
+    return any(_traced(leaf) for s in structures for leaf in _leaves(s))
 
 
-def _wrap(structure):
-    return jax.tree_util.tree_map(
-        lambda v: Tensor(v) if isinstance(v, jax.Array) else v, structure
-    )
-
-
-def _pure(fn, orders=None):
-    """`fn` over Tensors as a function of raw arrays (for lax), tapes paused.
-
-    `orders`: a list that receives the dict key order of `fn`'s result (JAX's
-    trees sort dict keys; TF's nest keeps them, see `_in_order`).
-    """
-
-    def run(*vals):
-        with context.paused_tapes():
-            out = fn(*_wrap(vals))
-        if orders is not None:
-            orders.append(key_order(out))
-        return _raw(out)
-
-    return run
-
-
-def _in_order(out, orders):
-    return in_key_order(out, orders[0]) if orders and orders[0] is not None else out
-
-
-def cond(
-    pred: TensorLike,
-    true_fn: Callable[[], Any] | None = None,
-    false_fn: Callable[[], Any] | None = None,
-    name: str | None = None,
-) -> Any:
-    """`true_fn()` if `pred` else `false_fn()` (TF's `tf.cond`)."""
-    if true_fn is None or false_fn is None:  # (None defaults: TF's signature)
-        missing = "true_fn" if true_fn is None else "false_fn"
-        raise TypeError(
-            f"cond(): '{missing}' argument required. Pass both branches: "
-            "`jaxtape.cond(pred, lambda: a, lambda: b)`."
+def _loop_value(x, what: str):
+    """A loop variable or element as a Tensor (or a TensorArray)."""
+    if type(x) is Tensor or isinstance(x, TensorArray):
+        return x
+    if isinstance(x, Variable):
+        return x.read_value()
+    if x is None:
+        raise ValueError(
+            f"{what}: a loop variable is None. Loop variables must be Tensors, "
+            "TensorArrays or Python numbers (or structures of them)."
         )
-    if not _traced(pred):
-        return true_fn() if bool(to_value(pred)) else false_fn()
-    orders: list = []
-    out = lax.cond(
-        to_value(pred),
-        lambda: _pure(true_fn, orders)(),
-        lambda: _pure(false_fn)(),
+    return Tensor(to_value(x))
+
+
+def _prepare(structure, extra: int | None, what: str):
+    """Loop variables as Tensors, TensorArrays as buffers of `extra` more rows."""
+
+    def one(x):
+        x = _loop_value(x, what)
+        return x._carry(extra) if isinstance(x, TensorArray) else x
+
+    return jax.tree_util.tree_map(one, structure, is_leaf=_is_leaf)
+
+
+def _paths(structure, prefix: str) -> list:
+    """A name per flat carry leaf (a TensorArray's buffer and size), for errors."""
+    flat = jax.tree_util.tree_flatten_with_path(
+        structure, is_leaf=lambda x: x is None or type(x) is Tensor
+    )[0]
+    return [prefix + jax.tree_util.keystr(path) for path, _ in flat]
+
+
+def _like(loop_vars, values):
+    """`values` in the sequence type of `loop_vars` (TF packs into it)."""
+    if isinstance(loop_vars, list):
+        return list(values)
+    if hasattr(loop_vars, "_fields"):
+        return type(loop_vars)(*values)
+    return tuple(values)
+
+
+def _assert_same_structure(a, b) -> None:
+    ta = jax.tree_util.tree_structure(a, is_leaf=_is_leaf)
+    tb = jax.tree_util.tree_structure(b, is_leaf=_is_leaf)
+    if ta != tb:
+        raise ValueError(
+            "The two structures don't have the same nested structure.\n\n"
+            f"First structure: {_show(a)}\n\nSecond structure: {_show(b)}"
+        )
+
+
+def _show(structure) -> str:
+    return str(
+        jax.tree_util.tree_map(
+            lambda x: (
+                f"Tensor(shape={tuple(x.shape)}, dtype={x.dtype.name})"
+                if type(x) is Tensor
+                else x
+            ),
+            structure,
+            is_leaf=_is_leaf,
+        )
     )
-    return _in_order(_wrap(out), orders)
+
+
+def _avals_text(tr: capture.Traced) -> str:
+    it = iter(tr.out_avals[: tr.n_out])
+    leaves = [
+        (lambda a: f"Tensor(shape={tuple(a.shape)}, dtype={_dtype_name(a.dtype)})")(
+            next(it)
+        )
+        if s is None
+        else None
+        for s in tr.static
+    ]
+    return str(jax.tree_util.tree_unflatten(tr.tree, leaves))
+
+
+def _dtype_name(dtype) -> str:
+    return dtypes.of_array(np.dtype(dtype)).name
+
+
+def _rebuild(tr: capture.Traced, values: Sequence, tree=None, static=None, order=0):
+    it = iter(values)
+    static = tr.static if static is None else static
+    leaves = [next(it) if s is None else None for s in static]
+    out = jax.tree_util.tree_unflatten(tr.tree if tree is None else tree, leaves)
+    return in_key_order(out, tr.order if order == 0 else order)
+
+
+# -- the recorded op ---------------------------------------------------------------
+class _Construct:
+    """The primitive tapes record for one traced construct (identity-hashed)."""
+
+    __slots__ = ("run", "__name__")
+
+    def __init__(self, run: Callable, name: str) -> None:
+        self.run = run
+        self.__name__ = name
+
+    def __call__(self, *vals):
+        return tuple(self.run(*vals))
+
+
+def _dispatch(name: str, run: Callable, objs: list) -> list:
+    info = OpInfo(_Construct(run, name), name, False, True)
+    out = dispatch_raw(info, objs, ())
+    return list(out)
+
+
+def _trace_all(build: Callable[[list], list]) -> list:
+    """Traces a construct's functions; again, with the Tensors a tape tracks
+    but the jaxpr froze as constants (concrete values) made inputs."""
+    swapped: list = []
+    for _ in range(3):
+        traced = build(swapped)
+        more = capture.retrace_needed(traced)
+        if not more:
+            break
+        swapped = swapped + [t for t in more if not any(t is u for u in swapped)]
+    return traced
+
+
+def _union(groups) -> list:
+    out: list = []
+    for group in groups:
+        for v in group:
+            if not any(v is w for w in out):
+                out.append(v)
+    return out
+
+
+def _position(items: list, x) -> int:
+    return next(k for k, y in enumerate(items) if y is x)
+
+
+def _write_back(variables: list, values: Sequence) -> None:
+    for var, t in zip(variables, values):
+        var._write(t._value if type(t) is Tensor else t)
+
+
+# -- cond, switch_case, case -------------------------------------------------------
+def _no_args(vals) -> tuple:
+    return ()
+
+
+def _check_branches(traced: list, op_name: str, names: list) -> None:
+    """TF's `_check_same_outputs`: same structure and dtypes in every branch."""
+    first = traced[0]
+    for tr, bname in zip(traced[1:], names[1:]):
+        detail = None
+        if tr.tree != first.tree or tr.static != first.static:
+            detail = "The two structures don't have the same nested structure."
+        else:
+            for a, b in zip(first.out_avals[: first.n_out], tr.out_avals[: tr.n_out]):
+                if a.dtype != b.dtype:
+                    detail = (
+                        f"Tensor of dtype {_dtype_name(a.dtype)} and Tensor of "
+                        f"dtype {_dtype_name(b.dtype)} have different types"
+                    )
+                    break
+        if detail is not None:
+            raise TypeError(
+                f"{names[0]} and {bname} arguments to {op_name} must have the same "
+                "number, type, and overall structure of return values.\n\n"
+                f"{names[0]} output: {_avals_text(first)}\n"
+                f"{bname} output: {_avals_text(tr)}\n\nError details:\n{detail}"
+            )
+        for a, b in zip(first.out_avals[: first.n_out], tr.out_avals[: tr.n_out]):
+            if a.shape != b.shape:
+                raise NotImplementedError(
+                    f"The outputs of {names[0]} and {bname} of {op_name} have "
+                    f"shapes {tuple(a.shape)} and {tuple(b.shape)}. TensorFlow "
+                    "gives the result an unknown shape; jaxtape compiles with XLA, "
+                    "which needs one static shape: pad or reshape the outputs to "
+                    "the same shape in every branch."
+                )
+
+
+def _branch_fn(tr: capture.Traced, written: list) -> Callable:
+    pos = [_position(written, v) for v in tr.written]
+
+    def branch(ins, cur):
+        outs = tr.call(ins)
+        new = list(cur)
+        for p, val in zip(pos, outs[tr.n_out :]):
+            new[p] = val
+        return [*outs[: tr.n_out], *new]
+
+    return branch
+
+
+def _branches(op_name: str, key, fns: list, names: list, lower: Callable):
+    """Traces every branch and runs the one `lower(key, ...)` picks, as one op."""
+
+    def build(swapped):
+        return [
+            capture.trace(f, _no_args, (), f"{n} of {op_name}", swapped=swapped)
+            for f, n in zip(fns, names)
+        ]
+
+    traced = _trace_all(build)
+    _check_branches(traced, op_name, names)
+    written = _union(tr.written for tr in traced)
+    inputs = capture.Inputs(traced)
+    n_in = len(inputs.objs)
+    cur = [v._read_raw() for v in written]
+    branch_fns = [_branch_fn(tr, written) for tr in traced]
+
+    def run(k, *vals):
+        return lower(k, branch_fns, list(vals[:n_in]), list(vals[n_in:]))
+
+    out = _dispatch(op_name, run, [key, *inputs.objs, *cur])
+    n = traced[0].n_out
+    _write_back(written, out[n:])
+    return _rebuild(traced[0], out[:n])
+
+
+def _scalar_pred(pred):
+    """TF's If-op rule for a predicate: a scalar is True when non-zero; a
+    non-scalar when it has elements (known while tracing)."""
+    v = pred._value if type(pred) is Tensor else pred
+    if isinstance(v, Variable):
+        v = v._read_raw()
+    if np.ndim(v) != 0:
+        return bool(np.size(v))
+    if isinstance(v, _Tracer):
+        return v
+    return bool(np.asarray(v))
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """`true_fn()` if `pred` else `false_fn()` (TF's `tf.cond`).
+
+    Eagerly (a concrete `pred`) only the taken branch runs, as in TF. With a
+    traced `pred` (inside `jaxtape.function`) both branches are traced once
+    and the result is `lax.cond`: both must return the same structure,
+    dtypes and shapes. Variables assigned in a branch are assigned after it.
+
+    >>> jaxtape.cond(jaxtape.constant(2.0) > 1, lambda: 1.0, lambda: 0.0)
+    1.0
+
+    Differences from TensorFlow: branches whose outputs differ in shape raise
+    `NotImplementedError` (TF gives an unknown shape; XLA needs one).
+    """
+    del name
+    if not callable(true_fn):
+        raise TypeError("true_fn must be callable.")
+    if not callable(false_fn):
+        raise TypeError("false_fn must be callable.")
+    p = _scalar_pred(pred)
+    if not isinstance(p, _Tracer):
+        return true_fn() if p else false_fn()
+    key = pred if type(pred) is Tensor else p
+    return _branches(
+        "tf.cond", key, [true_fn, false_fn], ["true_fn", "false_fn"], _lower_cond
+    )
+
+
+def _lower_cond(pred, fns, ins, cur):
+    if pred.dtype != np.bool_:
+        pred = pred != 0
+    return lax.cond(pred, fns[0], fns[1], ins, cur)
+
+
+def _branch_list(branch_fns) -> list:
+    """`branch_fns` (a list, a dict, or (index, fn) pairs) as a list, as TF."""
+    if isinstance(branch_fns, dict):
+        items = sorted(branch_fns.items())
+    elif all(isinstance(b, (tuple, list)) and len(b) == 2 for b in branch_fns):
+        items = sorted(branch_fns)
+    else:
+        return list(branch_fns)
+    keys = [k for k, _ in items]
+    if keys != list(range(len(keys))):
+        found = "{" + ",".join(str(k) for k in keys) + "}"
+        raise ValueError(
+            f"branch indices (keys) must form contiguous range of [0 to "
+            f"{len(keys)}) but found {found}"
+        )
+    return [f for _, f in items]
 
 
 def switch_case(branch_index, branch_fns, default=None, name=None):
-    """Runs `branch_fns[branch_index]()` (or `default` when out of range)."""
-    fns = (
-        [branch_fns[k] for k in sorted(branch_fns)]
-        if isinstance(branch_fns, dict)
-        else list(branch_fns)
-    )
-    if default is not None:
-        fns.append(default)
-    if not _traced(branch_index):
-        i = int(to_value(branch_index))
-        if 0 <= i < len(branch_fns):
+    """Runs `branch_fns[branch_index]()` (TF's `tf.switch_case`).
+
+    An index out of range runs `default`, or the last branch when there is
+    none (TF's rule). A traced index lowers to `lax.switch`.
+    """
+    del name
+    fns = _branch_list(branch_fns)
+    if not fns:
+        raise ValueError("branch_fns must not be empty.")
+    for f in [*fns, *([default] if default is not None else [])]:
+        if not callable(f):
+            raise TypeError(f"branch_fns and default must be callable; got {f!r}.")
+    n = len(fns)
+    v = branch_index._value if type(branch_index) is Tensor else branch_index
+    if not isinstance(v, _Tracer):
+        i = int(np.asarray(to_value(branch_index)))
+        if 0 <= i < n:
             return fns[i]()
         return (default or fns[-1])()
-    index = to_value(branch_index)
-    n = len(branch_fns)
-    if default is not None:
-        index = jax.numpy.where((index < 0) | (index >= n), n, index)
-    orders: list = []
-    branches = [
-        (lambda f=f, o=(orders if not k else None): _pure(f, o)())
-        for k, f in enumerate(fns)
-    ]
-    return _in_order(_wrap(lax.switch(index, branches)), orders)
+    all_fns = fns + ([default] if default is not None else [])
+    names = [f"branches[{k}]" for k in range(len(all_fns))]
+    last = len(all_fns) - 1
+
+    def lower(index, fns_, ins, cur):
+        index = jnp.where((index < 0) | (index >= n), last, index)
+        return lax.switch(index, fns_, ins, cur)
+
+    key = branch_index if type(branch_index) is Tensor else v
+    return _branches("tf.switch_case", key, all_fns, names, lower)
 
 
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+    """The callable of the first `pred` that is True (TF's `tf.case`).
+
+    With no `default`, the last pair's callable is the default and one
+    predicate must hold (TF's `InvalidArgumentError` otherwise); with
+    `exclusive=True` at most one may hold. Traced predicates lower to
+    `lax.switch` (the checks run in the compiled program).
+    """
+    del strict, name
+    pairs = (
+        list(pred_fn_pairs.items())
+        if isinstance(pred_fn_pairs, dict)
+        else list(pred_fn_pairs)
+    )
+    for p in pairs:
+        if not (isinstance(p, tuple) and len(p) == 2 and callable(p[1])):
+            raise TypeError(
+                f"pred_fn_pairs must be a list of (predicate, callable) pairs; got "
+                f"{p!r}."
+            )
+    if not pairs:
+        if default is None:
+            raise ValueError("case: pred_fn_pairs is empty and no default is given.")
+        return default()
+    preds = [_scalar_pred(p) for p, _ in pairs]
+    fns = [f for _, f in pairs]
+    stacked = jnp.stack([jnp.asarray(p, bool) for p in preds])
+    checks.run(_check_case, [stacked], (exclusive, default is None))
+    if not any(isinstance(p, _Tracer) for p in preds):
+        for p, f in zip(preds, fns):
+            if p:
+                return f()
+        return (default or fns[-1])()
+    index = Tensor(
+        jnp.where(jnp.any(stacked), jnp.argmax(stacked), len(fns)).astype(np.int32)
+    )
+    return switch_case(index, fns, default=default)
+
+
+def _check_case(xp, preds, exclusive, no_default):
+    if exclusive:
+        checks.require(
+            xp,
+            xp.sum(preds.astype(np.int32)) > 1,
+            None,
+            "Input error: exclusive=True: more than 1 conditions evaluated as True",
+        )
+    if no_default:
+        checks.require(
+            xp,
+            ~xp.any(preds),
+            None,
+            "Input error: None of conditions evaluated as True",
+        )
+
+
+# -- loops: one engine -------------------------------------------------------------
+class _Loop:
+    """A loop's traced step (and test), checked against its carry."""
+
+    def __init__(self, what, step, carry, xs, index_dtype, test, names, invariants):
+        self.what = what
+        self.c_flat, self.c_tree = tree_flatten(carry)
+        self.c_order = key_order(carry)
+        self.x_flat, self.x_tree = tree_flatten(xs if xs is not None else ())
+        self.nc, self.nx = len(self.c_flat), len(self.x_flat)
+        self.index_dtype = index_dtype
+        self.names, self.invariants = names, invariants
+        c_avals = [capture.aval_of(t) for t in self.c_flat]
+        x_avals = [
+            jax.ShapeDtypeStruct(t.shape[1:], t._value.dtype) for t in self.x_flat
+        ]
+        i_avals = [] if index_dtype is None else [jax.ShapeDtypeStruct((), index_dtype)]
+
+        def step_args(vals):
+            ts = [Tensor(v) for v in vals]
+            c = jax.tree_util.tree_unflatten(self.c_tree, ts[: self.nc])
+            x = jax.tree_util.tree_unflatten(
+                self.x_tree, ts[self.nc : self.nc + self.nx]
+            )
+            i = ts[-1] if index_dtype is not None else None
+            return (in_key_order(c, self.c_order), x, i)
+
+        def test_args(vals):
+            c = jax.tree_util.tree_unflatten(self.c_tree, [Tensor(v) for v in vals])
+            return (in_key_order(c, self.c_order),)
+
+        def test_fn(c):
+            return (test(c),)
+
+        preset: list = []
+        swapped: list = []
+        for _ in range(4):
+            body_tr = capture.trace(
+                step,
+                step_args,
+                c_avals + x_avals + i_avals,
+                f"the body of {what}",
+                preset,
+                swapped,
+            )
+            test_tr = None
+            if test is not None:
+                test_tr = capture.trace(
+                    test_fn,
+                    test_args,
+                    c_avals,
+                    f"the condition of {what}",
+                    preset,
+                    swapped,
+                )
+            traced = [body_tr] + ([test_tr] if test_tr is not None else [])
+            written = _union(tr.written for tr in traced)
+            more = capture.retrace_needed(traced)
+            if len(written) == len(preset) and not more:
+                break
+            preset = written  # Variables assigned inside: loop carries
+            swapped = swapped + [t for t in more if not any(t is u for u in swapped)]
+        else:
+            raise RuntimeError(
+                f"The Variables that {what} assigns changed from one trace of its "
+                "body to the next; assign the same Variables whatever Python "
+                "values the body sees."
+            )
+        self.body, self.test, self.vars = body_tr, test_tr, preset
+        self._check_body(c_avals)
+        if test_tr is not None:
+            self._check_test()
+        self.inputs = capture.Inputs(traced)
+
+    def _check_body(self, c_avals) -> None:
+        tr = self.body
+        c_tree, y_tree = jax.tree_util.treedef_children(tr.tree)
+        n_leaves = c_tree.num_leaves
+        static = tr.static
+        if c_tree != self.c_tree or any(s is not None for s in static[:n_leaves]):
+            raise ValueError(
+                "The two structures don't have the same nested structure.\n\n"
+                f"First structure: {_avals_text(tr)}\n\nSecond structure: "
+                f"{self.c_tree}\n\nThe body of {self.what} must return its loop "
+                "variables in the structure it was given them."
+            )
+        self.y_tree, self.y_static = y_tree, static[n_leaves:]
+        self.ny = tr.n_out - self.nc
+        for k, (a, b) in enumerate(zip(c_avals, tr.out_avals[: self.nc])):
+            name = self.names[k] if k < len(self.names) else f"loop_vars[{k}]"
+            if a.dtype != b.dtype:
+                raise TypeError(
+                    f"Loop var {name} enters the loop with type "
+                    f"<dtype: '{_dtype_name(a.dtype)}'> but has type "
+                    f"<dtype: '{_dtype_name(b.dtype)}'> after 1 iteration. {name} "
+                    "type should remain constant."
+                )
+            if a.shape != b.shape:
+                self._shape_changed(k, name, a.shape, b.shape)
+
+    def _shape_changed(self, k, name, before, after):
+        inv = self.invariants[k] if self.invariants is not None else None
+        if inv is not None and TensorShape(inv).is_compatible_with(after):
+            raise NotImplementedError(
+                f"Loop var {name} enters the loop with shape {TensorShape(before)} "
+                f"and has shape {TensorShape(after)} after one iteration, which its "
+                f"shape invariant {TensorShape(inv)} allows. jaxtape compiles loops "
+                "with XLA, which needs static shapes: pad the value to a fixed size "
+                "(and keep a length), or collect rows in a TensorArray."
+            )
+        shape = TensorShape(before) if inv is None else TensorShape(inv)
+        raise ValueError(
+            f"Input tensor `{name}` enters the loop with shape {shape}, but has "
+            f"shape {TensorShape(after)} after one iteration. To allow the shape "
+            "to vary across iterations, use the `shape_invariants` argument of "
+            "tf.while_loop to specify a less-specific shape."
+        )
+
+    def _check_test(self) -> None:
+        tr = self.test
+        aval = tr.out_avals[0] if tr.n_out == 1 else None
+        if aval is None or aval.dtype != np.bool_ or aval.shape != ():
+            got = "nothing" if aval is None else _avals_text(tr)
+            raise TypeError(
+                f"The condition of {self.what} must return a scalar boolean Tensor; "
+                f"got {got}. Compare with `<`, `jaxtape.less`, ... and reduce with "
+                "`jaxtape.reduce_all` if needed."
+            )
+
+    def run(
+        self, objs_extra: list, *, length, start, delta, reverse, max_iter, back_prop
+    ) -> tuple:
+        """Dispatches the loop as one op; returns (final carry, ys)."""
+        nc, nx, ny = self.nc, self.nx, self.ny
+        body, test = self.body, self.test
+        n_in = len(self.inputs.objs)
+        n_v = len(self.vars)
+        has_index = self.index_dtype is not None
+        index_dtype = self.index_dtype
+        y_avals = body.out_avals[nc : nc + ny]
+
+        def call_body(ins, c, x, i, v):
+            outs = body.call(ins, v, [*c, *x, *([i] if has_index else [])])
+            n = body.n_out
+            return list(outs[:nc]), list(outs[nc:n]), list(outs[n:])
+
+        def call_test(ins, c, v):
+            return test.call(ins, v, c)[0]
+
+        def run(*vals):
+            init = list(vals[:nc])
+            xs = list(vals[nc : nc + nx])
+            ins = list(vals[nc + nx : nc + nx + n_in])
+            vinit = list(vals[nc + nx + n_in : nc + nx + n_in + n_v])
+            rest = vals[nc + nx + n_in + n_v :]
+            if length is not None:
+                c, ys, v = _scan(
+                    call_body,
+                    call_test if test is not None else None,
+                    ins,
+                    init,
+                    xs,
+                    vinit,
+                    length,
+                    start,
+                    delta,
+                    index_dtype,
+                    reverse,
+                    y_avals,
+                )
+            else:
+                limit = rest[0] if rest else max_iter
+                c, v = _while(call_body, call_test, ins, init, vinit, limit)
+                ys = []
+            out = [*c, *ys, *v]
+            if not back_prop:
+                out = [lax.stop_gradient(o) for o in out]
+            return out
+
+        objs = [*self.c_flat, *self.x_flat, *self.inputs.objs]
+        objs += [v._read_raw() for v in self.vars] + objs_extra
+        if back_prop:
+            out = _dispatch(self.what, run, objs)
+        else:
+            with context.paused_tapes():
+                out = _dispatch(self.what, run, objs)
+        _write_back(self.vars, out[nc + ny :])
+        carry = jax.tree_util.tree_unflatten(self.c_tree, out[:nc])
+        carry = in_key_order(carry, self.c_order)
+        order = body.order[1] if isinstance(body.order, list) else None
+        ys = _rebuild(body, out[nc : nc + ny], self.y_tree, self.y_static, order)
+        return carry, ys
+
+
+def _scan(
+    call_body,
+    call_test,
+    ins,
+    init,
+    xs,
+    vinit,
+    length,
+    start,
+    delta,
+    index_dtype,
+    reverse,
+    y_avals,
+):
+    def step(state, xk):
+        c, v, running = state
+        x, k = xk
+        i = None
+        if index_dtype is not None:
+            i = (start + k * delta).astype(index_dtype)
+        if call_test is None:
+            c2, y, v2 = call_body(ins, c, x, i, v)
+            return (c2, v2, running), y
+        go = jnp.logical_and(running, call_test(ins, c, v))
+
+        def skip(_):
+            return c, [jnp.zeros(a.shape, a.dtype) for a in y_avals], v
+
+        c2, y, v2 = lax.cond(go, lambda _: call_body(ins, c, x, i, v), skip, None)
+        return (c2, v2, go), y
+
+    steps = jnp.arange(length, dtype=np.int32)
+    (c, v, _), ys = lax.scan(
+        step,
+        (init, vinit, jnp.asarray(True)),
+        (xs, steps),
+        length=length,
+        reverse=reverse,
+    )
+    return c, ys, v
+
+
+def _while(call_body, call_test, ins, init, vinit, limit):
+    def keep_going(state):
+        c, v, k = state
+        ok = call_test(ins, c, v)
+        if limit is not None:
+            ok = jnp.logical_and(ok, k < limit)
+        return ok
+
+    def step(state):
+        c, v, k = state
+        c2, _, v2 = call_body(ins, c, [], None, v)
+        return c2, v2, k + 1
+
+    c, v, _ = lax.while_loop(keep_going, step, (init, vinit, jnp.asarray(0, np.int32)))
+    return c, v
+
+
+def _static(x):
+    """`x` as a Python int when known while tracing (None: traced)."""
+    if x is None:
+        return None
+    v = x._value if type(x) is Tensor else x
+    if isinstance(v, Variable):
+        v = v._read_raw()
+    if isinstance(v, _Tracer):
+        return None
+    return int(np.asarray(v))
+
+
+# -- while_loop --------------------------------------------------------------------
 def while_loop(
     cond,
     body,
@@ -120,44 +726,344 @@ def while_loop(
     maximum_iterations=None,
     name=None,
 ):
-    """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`."""
+    """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` (TF's
+    `tf.while_loop`); at most `maximum_iterations` times when given.
+
+    Eagerly it is a Python loop, as in TF eager. Traced (inside
+    `jaxtape.function`) it is compiled once: with `maximum_iterations` a
+    Python int, a `lax.scan` of that many steps, each a `lax.cond` on `cond`
+    (reverse-mode differentiable: a GradientTape through it works); else a
+    `lax.while_loop`, whose gradient JAX cannot take in reverse mode (a
+    `ValueError` says to set `maximum_iterations`). Loop variables must keep
+    their structure, dtypes and shapes (TF's errors); TensorArrays may be
+    loop variables. Variables assigned in `body` are carried through the loop.
+
+    >>> jaxtape.while_loop(lambda i: i < 3, lambda i: i + 1, [jaxtape.constant(0)])
+    [<jaxtape.Tensor: shape=(), dtype=int32, numpy=3>]
+
+    Differences from TensorFlow: inside `jaxtape.function`, a shape that
+    varies between iterations (allowed by `shape_invariants`) raises
+    `NotImplementedError`; a gradient through a loop without a static
+    `maximum_iterations` raises `ValueError` (TF keeps a stack per loop).
+    `parallel_iterations` and `swap_memory` are accepted and ignored.
+    """
+    del parallel_iterations, swap_memory, name
+    if not callable(cond):
+        raise TypeError("'cond' must be callable.")
+    if not callable(body):
+        raise TypeError("'body' must be callable.")
+    if loop_vars is None or (isinstance(loop_vars, (list, tuple)) and not loop_vars):
+        raise ValueError("'loop_vars' must be provided.")
     single = not isinstance(loop_vars, (list, tuple))
     state = (loop_vars,) if single else tuple(loop_vars)
-    traced = any(
-        _traced(x)
-        for x in jax.tree_util.tree_leaves(_raw(state), is_leaf=lambda x: x is None)
-    )
-    if not traced:
+    limit = _static(maximum_iterations)
+    if not _in_trace(state, maximum_iterations):
         count = 0
-        while bool(to_value(cond(*state))):
-            if maximum_iterations is not None and count >= maximum_iterations:
+        structure = state
+        while limit is None or count < limit:
+            c = cond(*state)
+            if _traced(c):  # a closure over a traced value: compile the rest
+                left = None if limit is None else limit - count
+                return _while_compiled(
+                    cond,
+                    body,
+                    loop_vars,
+                    state,
+                    single,
+                    shape_invariants,
+                    left if maximum_iterations is not None else None,
+                    back_prop,
+                )
+            if not bool(to_value(c)):
                 break
             out = body(*state)
-            state = (out,) if single else tuple(out)
+            state = (out,) if single else _unpack(out, len(state))
+            _assert_same_structure(structure, state)
             count += 1
         return state[0] if single else _like(loop_vars, state)
+    return _while_compiled(
+        cond,
+        body,
+        loop_vars,
+        state,
+        single,
+        shape_invariants,
+        maximum_iterations,
+        back_prop,
+    )
 
-    def c(carry):
-        vals, i = carry
-        ok = to_value(_pure(cond)(*vals))
-        if maximum_iterations is not None:
-            ok = ok & (i < maximum_iterations)
-        return ok
 
-    def b(carry):
-        vals, i = carry
-        out = _pure(body)(*vals)
-        return (tuple(out) if not single else (out,)), i + 1
+def _unpack(out, n: int) -> tuple:
+    """The body's result as a tuple of `n` loop variables (TF packs a lone one)."""
+    if n == 1 and not isinstance(out, (list, tuple)):
+        return (out,)
+    if not isinstance(out, (list, tuple)):
+        raise ValueError(
+            "The two structures don't have the same nested structure.\n\n"
+            f"The body returned {_show(out)} for {n} loop variables; return a "
+            "list or tuple of them."
+        )
+    return tuple(out)
 
-    vals, _ = lax.while_loop(c, b, (_raw(state), 0))
-    out = _wrap(vals)
+
+def _while_compiled(
+    cond,
+    body,
+    loop_vars,
+    state,
+    single,
+    shape_invariants,
+    maximum_iterations,
+    back_prop,
+):
+    static_limit = _static(maximum_iterations)
+    carry = _prepare(state, static_limit, "while_loop")
+    names = _paths(carry, "loop_vars")
+    invariants = _invariants(shape_invariants, state, single)
+    n = len(state)
+
+    def step(c, x, i):
+        out = body(*c)
+        return (_unpack(out, n) if not single else (out,)), None
+
+    def test(c):
+        return cond(*c)
+
+    masked = back_prop and static_limit is not None
+    loop = _Loop("while_loop", step, carry, None, None, test, names, invariants)
+    extra = []
+    if maximum_iterations is not None and static_limit is None:
+        m = maximum_iterations
+        extra = [m if type(m) is Tensor else Tensor(to_value(m))]
+    out, _ = loop.run(
+        extra,
+        length=max(static_limit, 0) if masked else None,
+        start=0,
+        delta=1,
+        reverse=False,
+        max_iter=static_limit if not masked else None,
+        back_prop=back_prop,
+    )
+    out = tuple(out)
     return out[0] if single else _like(loop_vars, out)
 
 
-def _like(loop_vars, values):
-    """`values` in the sequence type of `loop_vars` (TF returns a tuple for a
-    tuple, a list for a list)."""
-    return list(values) if isinstance(loop_vars, list) else tuple(values)
+def _invariants(shape_invariants, state, single):
+    """One shape invariant (or None) per flat carry leaf."""
+    if shape_invariants is None:
+        return None
+    inv = (shape_invariants,) if single else tuple(shape_invariants)
+
+    def is_leaf(x):
+        return x is None or isinstance(x, (TensorShape, TensorSpec))
+
+    inv_leaves, inv_tree = jax.tree_util.tree_flatten(inv, is_leaf=is_leaf)
+    var_tree = jax.tree_util.tree_structure(state, is_leaf=_is_leaf)
+    if inv_tree.num_leaves != var_tree.num_leaves:
+        raise ValueError(
+            "shape_invariants must have the same structure as loop_vars: "
+            f"{len(inv_leaves)} shapes for {var_tree.num_leaves} loop variables."
+        )
+    out = []
+    for shape, leaf in zip(inv_leaves, _leaves(state)):
+        shape = shape.shape if isinstance(shape, TensorSpec) else shape
+        if isinstance(leaf, TensorArray):  # its buffer and size: not checked
+            out += [None, None]
+        else:
+            out.append(shape)
+    return out
+
+
+# -- for_range ---------------------------------------------------------------------
+def for_range(start, limit, delta, body, loop_vars, extra_test=None, name=None):
+    """`for i in range(start, limit, delta): loop_vars = body(i, *loop_vars)`.
+
+    The loop form of `for i in jaxtape.range(...)` (what AutoGraph lowers such
+    a loop to): `body(i, *loop_vars)` returns the new loop variables (as
+    `while_loop`'s body), `i` an integer Tensor. `extra_test(*loop_vars)`,
+    when given, is checked before each iteration and ends the loop when False
+    (a `break`). `limit=None` loops over `range(start)`.
+
+    Eagerly it is a Python loop. Traced with bounds known while tracing
+    (Python ints, shapes) it is one `lax.scan` of the trip count (with
+    `extra_test`, each step a `lax.cond`), reverse-mode differentiable; with
+    traced bounds, a `while_loop` over `(i, *loop_vars)`.
+
+    >>> jaxtape.for_range(0, 4, 1, lambda i, s: s + i, jaxtape.constant(0))
+    <jaxtape.Tensor: shape=(), dtype=int32, numpy=6>
+    """
+    del name
+    if limit is None:
+        start, limit = 0, start
+    if not callable(body):
+        raise TypeError("'body' must be callable.")
+    single = not isinstance(loop_vars, (list, tuple))
+    state = (loop_vars,) if single else tuple(loop_vars)
+    n = len(state)
+    bounds = [_static(b) for b in (start, limit, delta)]
+    dtype = _index_dtype(start, limit, delta)
+    if bounds[2] == 0:
+        raise errors.InvalidArgumentError(None, "Range", "Requires delta != 0")
+    if not _in_trace(state, [start, limit, delta]):
+        s, lim, d = bounds
+        for i in range(s, lim, d):
+            if extra_test is not None and not bool(to_value(extra_test(*state))):
+                break
+            out = body(Tensor(np.asarray(i, dtype)), *state)
+            state = (out,) if single else _unpack(out, n)
+        return state[0] if single else _like(loop_vars, state)
+    if None in bounds:  # traced bounds: a while_loop over (i, *loop_vars)
+        return _for_dynamic(
+            start, limit, delta, body, loop_vars, state, single, extra_test, dtype
+        )
+    s, lim, d = bounds
+    trips = max(0, -(-(lim - s) // d))
+    carry = _prepare(state, trips, "for_range")
+
+    def step(c, x, i):
+        out = body(i, *c)
+        return (_unpack(out, n) if not single else (out,)), None
+
+    test = None if extra_test is None else (lambda c: extra_test(*c))
+    loop = _Loop(
+        "for_range", step, carry, None, dtype, test, _paths(carry, "loop_vars"), None
+    )
+    out, _ = loop.run(
+        [],
+        length=trips,
+        start=s,
+        delta=d,
+        reverse=False,
+        max_iter=None,
+        back_prop=True,
+    )
+    out = tuple(out)
+    return out[0] if single else _like(loop_vars, out)
+
+
+def _index_dtype(*bounds):
+    for b in bounds:
+        if type(b) is Tensor:
+            return np.dtype(b._value.dtype)
+    return np.dtype(np.int32)
+
+
+def _for_dynamic(
+    start, limit, delta, body, loop_vars, state, single, extra_test, dtype
+):
+    def as_t(b):
+        return b if type(b) is Tensor else Tensor(to_value(b, dtype))
+
+    start, limit, delta = as_t(start), as_t(limit), as_t(delta)
+    n = len(state)
+
+    def c(i, *vs):
+        lv, dv = limit._value, delta._value
+        more = Tensor(jnp.where(dv > 0, i._value < lv, i._value > lv))
+        if extra_test is not None:
+            test = extra_test(*vs)
+            test_v = test._value if type(test) is Tensor else jnp.asarray(test)
+            more = Tensor(jnp.logical_and(more._value, test_v))
+        return more
+
+    def b(i, *vs):
+        out = body(i, *vs)
+        out = (out,) if single else _unpack(out, n)
+        return (Tensor(i._value + delta._value), *out)
+
+    out = while_loop(c, b, (start, *state))
+    return out[1] if single else _like(loop_vars, out[1:])
+
+
+# -- map_fn, scan, foldl, foldr ----------------------------------------------------
+def _elements(elems, what: str):
+    """`elems` as Tensors and their common length along axis 0."""
+    elems = jax.tree_util.tree_map(
+        lambda x: _loop_value(x, what), elems, is_leaf=_is_leaf
+    )
+    flat = _leaves(elems)
+    if not flat:
+        raise ValueError(f"{what}: elems must hold at least one Tensor.")
+    lengths = {t.shape[0] if t.shape else None for t in flat}
+    if None in lengths:
+        raise ValueError(f"{what}: elems must be Tensors of rank >= 1 (got a scalar).")
+    if len(lengths) != 1:
+        raise ValueError(
+            f"{what}: all elems must have the same length along axis 0; got "
+            f"{sorted(lengths)}."
+        )
+    return elems, flat, lengths.pop()
+
+
+def _unstacked(flat, tree, n):
+    from jaxtape._src.ops.array_ops import unstack
+
+    cols = [unstack(t) if n else [] for t in flat]
+    return [jax.tree_util.tree_unflatten(tree, [c[i] for c in cols]) for i in range(n)]
+
+
+def _stacked(results, like=None):
+    from jaxtape._src.ops.array_ops import stack
+
+    first = results[0]
+    flat0, tree = jax.tree_util.tree_flatten(first, is_leaf=_is_leaf)
+    cols = [jax.tree_util.tree_leaves(r, is_leaf=_is_leaf) for r in results]
+    out = [
+        None if flat0[k] is None else stack([c[k] for c in cols])
+        for k in range(len(flat0))
+    ]
+    return in_key_order(jax.tree_util.tree_unflatten(tree, out), key_order(first))
+
+
+def _signature_dtypes(signature):
+    def is_leaf(x):
+        return x is None or not isinstance(x, (list, tuple, dict))
+
+    leaves, tree = jax.tree_util.tree_flatten(signature, is_leaf=is_leaf)
+    out = []
+    for s in leaves:
+        if isinstance(s, TensorSpec):
+            out.append(s.dtype)
+        elif s is None:
+            out.append(None)
+        elif hasattr(s, "_type_spec") or type(s).__name__.startswith("Ragged"):
+            raise NotImplementedError(
+                f"map_fn: fn_output_signature {s!r} is not supported by jaxtape; "
+                "give dtypes or TensorSpecs."
+            )
+        else:
+            out.append(dtypes.as_dtype(s))
+    return out, tree
+
+
+def _check_map_output(result, elems, signature):
+    """TF's checks: `fn`'s result has the signature's structure and dtypes
+    (the elements' when no signature is given)."""
+    if signature is None:
+        want = [t.dtype for t in _leaves(elems)]
+        want_tree = jax.tree_util.tree_structure(elems, is_leaf=_is_leaf)
+    else:
+        want, want_tree = _signature_dtypes(signature)
+    got_tree = jax.tree_util.tree_structure(result, is_leaf=_is_leaf)
+    if got_tree.num_leaves != want_tree.num_leaves or (
+        want_tree.num_leaves > 1 and got_tree != want_tree
+    ):
+        raise ValueError(
+            "The two structures don't have the same nested structure.\n\n"
+            f"First structure: {want_tree}\n\nSecond structure: {_show(result)}\n\n"
+            "map_fn's fn must return the structure of `fn_output_signature` (of "
+            "`elems` when none is given)."
+        )
+    for want_dt, got in zip(want, _leaves(result)):
+        got_dt = got.dtype if hasattr(got, "dtype") else None
+        if want_dt is not None and got_dt is not None and got_dt != want_dt:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"TensorArray dtype is {want_dt.name} but Op is trying to write "
+                f"dtype {got_dt.name} . Pass `fn_output_signature=` with the "
+                "dtypes fn returns.",
+            )
 
 
 def map_fn(
@@ -171,7 +1077,176 @@ def map_fn(
     name=None,
     fn_output_signature=None,
 ):
-    """Applies `fn` to each element along axis 0 (TF's `tf.map_fn`), via `lax.map`."""
-    orders: list = []
-    out = lax.map(_pure(fn, orders), _raw(elems))
-    return _in_order(_wrap(out), orders)
+    """Applies `fn` to each element of `elems` along axis 0 and stacks the
+    results (TF's `tf.map_fn`).
+
+    `fn`'s result must have the structure and dtypes of `fn_output_signature`
+    (or of `elems` when not given), as in TF. Eagerly a Python loop; traced,
+    one `lax.scan` (reverse-mode differentiable).
+
+    >>> jaxtape.map_fn(lambda x: x * x, jaxtape.constant([1.0, 2.0]))
+    <jaxtape.Tensor: shape=(2,), dtype=float32, numpy=array([1., 4.], dtype=float32)>
+    """
+    del parallel_iterations, swap_memory, infer_shape, name
+    signature = fn_output_signature if fn_output_signature is not None else dtype
+    elems, flat, n = _elements(elems, "map_fn")
+    tree = jax.tree_util.tree_structure(elems, is_leaf=_is_leaf)
+    if not _in_trace(elems):
+        if n == 0:
+            return _empty(elems, signature)
+        results = []
+        for x in _unstacked(flat, tree, n):
+            y = fn(x)
+            _check_map_output(y, elems, signature)
+            results.append(y)
+        out = _stacked(results)
+        if not back_prop:
+            out = jax.tree_util.tree_map(
+                lambda t: Tensor(lax.stop_gradient(t._value)), out, is_leaf=_is_leaf
+            )
+        return out
+
+    def step(c, x, i):
+        y = fn(x)
+        _check_map_output(y, elems, signature)
+        return (), y
+
+    loop = _Loop("map_fn", step, (), elems, None, None, [], None)
+    _, ys = loop.run(
+        [],
+        length=n,
+        start=0,
+        delta=1,
+        reverse=False,
+        max_iter=None,
+        back_prop=back_prop,
+    )
+    return ys
+
+
+def _empty(elems, signature):
+    """map_fn over no elements: empty results of the signature's dtypes (TF)."""
+    if signature is None:
+        return jax.tree_util.tree_map(
+            lambda t: Tensor(jnp.zeros((0,), t._value.dtype)), elems, is_leaf=_is_leaf
+        )
+    dts, tree = _signature_dtypes(signature)
+    return jax.tree_util.tree_unflatten(
+        tree, [Tensor(jnp.zeros((0,), d.as_numpy_dtype)) for d in dts]
+    )
+
+
+def _scan_family(what, fn, elems, initializer, reverse, keep_all, back_prop):
+    elems, flat, n = _elements(elems, what)
+    tree = jax.tree_util.tree_structure(elems, is_leaf=_is_leaf)
+    no_init = initializer is None
+    if no_init and n == 0:
+        raise ValueError(f"{what}: elems is empty and no initializer is given.")
+    if not _in_trace(elems, initializer):
+        xs = _unstacked(flat, tree, n)
+        if reverse:
+            xs = xs[::-1]
+        acc = xs[0] if no_init else initializer
+        outs = [acc] if no_init else []
+        for x in xs[1:] if no_init else xs:
+            acc = fn(acc, x)
+            outs.append(acc)
+        if not keep_all:
+            return acc
+        if not outs:
+            return _empty(initializer, None)
+        if reverse:
+            outs = outs[::-1]
+        return _stacked(outs)
+    if no_init:
+        from jaxtape._src.ops.array_ops import gather
+
+        first = n - 1 if reverse else 0
+        acc0 = jax.tree_util.tree_map(
+            lambda t: gather(t, first), elems, is_leaf=_is_leaf
+        )
+        rest = jax.tree_util.tree_map(
+            lambda t: t[:-1] if reverse else t[1:], elems, is_leaf=_is_leaf
+        )
+        acc0 = _prepare(acc0, n, what)
+    else:
+        acc0, rest = _prepare(initializer, n, what), elems
+
+    def step(c, x, i):
+        acc = fn(c[0], x)
+        return (acc,), acc if keep_all else None
+
+    loop = _Loop(what, step, (acc0,), rest, None, None, _paths(acc0, "acc"), None)
+    length = n - 1 if no_init else n
+    (acc,), ys = loop.run(
+        [],
+        length=length,
+        start=0,
+        delta=1,
+        reverse=reverse,
+        max_iter=None,
+        back_prop=back_prop,
+    )
+    if not keep_all:
+        return acc
+    if no_init:
+        from jaxtape._src.ops.array_ops import concat, expand_dims
+
+        def join(a, y):
+            a = expand_dims(a, 0)
+            return concat([y, a] if reverse else [a, y], 0)
+
+        ys = jax.tree_util.tree_map(join, acc0, ys, is_leaf=_is_leaf)
+    return ys
+
+
+def scan(
+    fn,
+    elems,
+    initializer=None,
+    parallel_iterations=10,
+    back_prop=True,
+    swap_memory=False,
+    infer_shape=True,
+    reverse=False,
+    name=None,
+):
+    """The stacked running results of `acc = fn(acc, x)` over `elems` (TF's
+    `tf.scan`); without `initializer` the first element starts the sum (and
+    is the first result). Traced, one `lax.scan`.
+
+    >>> jaxtape.scan(lambda a, x: a + x, jaxtape.constant([1.0, 2.0]))
+    <jaxtape.Tensor: shape=(2,), dtype=float32, numpy=array([1., 3.], dtype=float32)>
+    """
+    del parallel_iterations, swap_memory, infer_shape, name
+    return _scan_family("scan", fn, elems, initializer, reverse, True, back_prop)
+
+
+def foldl(
+    fn,
+    elems,
+    initializer=None,
+    parallel_iterations=10,
+    back_prop=True,
+    swap_memory=False,
+    name=None,
+):
+    """`acc = fn(acc, x)` over `elems` from the first; the last `acc` (TF's
+    `tf.foldl`). Traced, one `lax.scan`."""
+    del parallel_iterations, swap_memory, name
+    return _scan_family("foldl", fn, elems, initializer, False, False, back_prop)
+
+
+def foldr(
+    fn,
+    elems,
+    initializer=None,
+    parallel_iterations=10,
+    back_prop=True,
+    swap_memory=False,
+    name=None,
+):
+    """`acc = fn(acc, x)` over `elems` from the last; the last `acc` (TF's
+    `tf.foldr`). Traced, one `lax.scan` in reverse."""
+    del parallel_iterations, swap_memory, name
+    return _scan_family("foldr", fn, elems, initializer, True, False, back_prop)
