@@ -184,6 +184,7 @@ from jaxtape._src.compat.v1 import (  # noqa: F401
 from jaxtape import (  # noqa: F401,E402
     keras as keras,
     autodiff as autodiff,
+    autograph as autograph,
     bitwise as bitwise,
     config as config,
     data as data,

@@ -267,7 +267,7 @@ def test_print_runs_at_run_time(capfd, request):
 
 
 def test_python_control_flow_on_traced_tensors_names_the_alternatives():
-    @tf.function
+    @tf.function(autograph=False)  # (AutoGraph converts it: test_autograph.py)
     def branchy(x):
         if x > 0:
             return x

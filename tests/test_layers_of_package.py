@@ -26,6 +26,7 @@ LAYERS = {
     "checkpoint": 4,
     "keras": 5,
     "distribute": 5,
+    "autograph": 5,  # lowers to function/control_flow, iterates data/ Datasets
     "compat": 6,
 }
 
