@@ -311,3 +311,55 @@ def test_two_threads_calling_one_compiled_function_lose_no_update(tf):
         return float(v.numpy())
 
     assert script(jaxtape) == script(tf) == 2000.0
+
+
+@pytest.fixture
+def slow_flags(monkeypatch):
+    """Every compiled call's failure flag reads as still being computed, so
+    that `deferred_failures` puts each one off (small programs finish first)."""
+    from jaxtape._src.core import checks
+
+    monkeypatch.setattr(checks, "_ready", lambda flag: False)
+
+
+@pytest.mark.parametrize("bad_batch", [0, 3])  # the first batch, and the last
+def test_fit_raises_for_a_label_out_of_range_as_tf(bad_batch, tf, slow_flags):
+    # Keras's loops read each step's failure flag without waiting for the step
+    # (`checks.deferred_failures`): the error still comes out of `fit`, also
+    # when the last step fails, and of `evaluate`.
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 4), np.float32)
+    y = rng.integers(0, 3, 32).astype(np.int32)
+    y[bad_batch * 8 + 5] = 3
+
+    def run(m):
+        model = m.keras.Sequential([m.keras.Input((4,)), m.keras.layers.Dense(3)])
+        model.compile(
+            "sgd", m.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        )
+        with pytest.raises(m.errors.InvalidArgumentError) as fit_error:
+            model.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+        with pytest.raises(m.errors.InvalidArgumentError):
+            model.evaluate(x, y, batch_size=8, verbose=0)
+        return str(fit_error.value)
+
+    assert "3" in run(jaxtape)
+    run(tf)
+
+
+def test_deferred_failures_raise_by_the_end_of_the_block(slow_flags):
+    from jaxtape._src.core import checks
+
+    table = jaxtape.Variable(np.arange(4, dtype=np.float32))
+
+    @jaxtape.function
+    def look(i):
+        return jaxtape.gather(table, i)
+
+    look(jaxtape.constant([0]))
+    with pytest.raises(jaxtape.errors.InvalidArgumentError, match="4 is not in"):
+        with checks.deferred_failures():
+            for i in [1, 2, 4]:  # the last call fails
+                look(jaxtape.constant([i]))
+    with checks.deferred_failures():  # nothing is left over from the block above
+        look(jaxtape.constant([3]))

@@ -20,9 +20,19 @@ before the op, and `require` decides how:
 
 `jaxtape.config.experimental.set_runtime_checks(False)` turns compiled checks
 off (eager checks are cheap and always on), for the last few percent of speed.
+
+Reading a call's flag waits for its program to finish. Keras's `fit`,
+`evaluate` and `predict` loops run inside `deferred_failures()`, where a flag
+that is not ready yet is read after the next call has been dispatched, so the
+loop keeps XLA busy (as without checks) and a failure still raises inside the
+loop, one batch late at most.
 """
 
 from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
 
 import jax
 import jax.core
@@ -52,7 +62,7 @@ def host(v):
     return np.asarray(force() if force is not None else v)
 
 
-def require(xp, bad, op: str, template: str, *fields) -> None:
+def require(xp, bad, op: str | None, template: str, *fields) -> None:
     """Fails where the boolean array `bad` has a True.
 
     `template` is TF's message with `{}` placeholders; each of `fields` is
@@ -133,3 +143,61 @@ def set_runtime_checks(enabled: bool) -> None:
 
 def get_runtime_checks() -> bool:
     return compiled_checks
+
+
+# -- reading a compiled call's flag without waiting for it -------------------------
+class _Deferred(threading.local):
+    def __init__(self):
+        self.depth = 0
+        self.calls: list = []  # (flag, diagnose) of calls not checked yet
+
+
+_deferred = _Deferred()
+
+
+@contextlib.contextmanager
+def deferred_failures() -> Iterator[None]:
+    """Within, compiled calls whose failure flag is not ready do not wait for it.
+
+    Each such flag is read once the next compiled call has been dispatched,
+    and every one left when the block ends is read then, so a failed check
+    raises inside the block (Keras's training loops use this).
+    """
+    d = _deferred
+    d.depth += 1
+    try:
+        yield
+    except BaseException:
+        if d.depth == 1:
+            d.calls = []  # the error in flight is the one to report
+        raise
+    finally:
+        d.depth -= 1
+    if not d.depth:
+        _settle()
+
+
+def _settle() -> None:
+    calls, _deferred.calls = _deferred.calls, []
+    for flag, diagnose in calls:
+        if np.asarray(flag):
+            diagnose()
+
+
+def failed_later(flag, diagnose: Callable[[], None]) -> bool:
+    """Whether a compiled call's failure `flag` is left to be read later
+    (inside `deferred_failures`, when its program is still running); earlier
+    calls' flags are read first. `diagnose()` raises the call's error."""
+    d = _deferred
+    if not d.depth:
+        return False
+    if d.calls:
+        _settle()
+    if _ready(flag):
+        return False
+    d.calls.append((flag, diagnose))
+    return True
+
+
+def _ready(flag) -> bool:
+    return flag.is_ready()

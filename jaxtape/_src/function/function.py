@@ -228,10 +228,12 @@ class _Trace:
             else:
                 values, new_state, failed = self._call(leaves)
             out = self._write_back(values, new_state)
-        if failed is not None and np.asarray(failed):
+        if failed is not None:
             if objs is not None:
                 leaves = [x._value if type(x) is Tensor else x for x in objs]
-            self.diagnose(leaves)
+            later = checks.failed_later(failed, lambda: self.diagnose(leaves))
+            if not later and np.asarray(failed):
+                self.diagnose(leaves)
         return out
 
     def _call(self, leaves):

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from jaxtape._src.autodiff.gradient_tape import GradientTape
-from jaxtape._src.core import context, registry
+from jaxtape._src.core import checks, context, registry
 from jaxtape._src.core.tensor import Tensor, tree_flatten, tree_map, tree_unflatten_like
 from jaxtape._src.function.function import function
 from jaxtape._src.keras import callbacks as callbacks_module
@@ -525,12 +525,13 @@ class TrainingMixin:
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cb.on_epoch_begin(epoch)
-            for begin, end, data in _executions(batches.epoch(), per_call):
-                cb.on_train_batch_begin(begin)
-                logs = train(data)
-                cb.on_train_batch_end(end, logs)
-                if self.stop_training:
-                    break
+            with checks.deferred_failures():  # no wait per step for the checks
+                for begin, end, data in _executions(batches.epoch(), per_call):
+                    cb.on_train_batch_begin(begin)
+                    logs = train(data)
+                    cb.on_train_batch_end(end, logs)
+                    if self.stop_training:
+                        break
             epoch_logs = pythonify_logs(self._get_metrics_result_or_logs(logs))
             if validation_data is not None and _should_eval(epoch, validation_freq):
                 val_logs = self.evaluate(
@@ -575,7 +576,7 @@ class TrainingMixin:
         cb.on_test_begin()
         logs = {}
         self.reset_metrics()
-        with context.paused_tapes():
+        with context.paused_tapes(), checks.deferred_failures():
             for begin, end, data in _executions(batches.epoch(), per_call):
                 cb.on_test_batch_begin(begin)
                 logs = test(data)
@@ -597,7 +598,7 @@ class TrainingMixin:
         self.stop_predicting = False
         cb.on_predict_begin()
         outs = []
-        with context.paused_tapes():
+        with context.paused_tapes(), checks.deferred_failures():
             for begin, end, data in _executions(batches.epoch(), per_call):
                 cb.on_predict_batch_begin(begin)
                 data = tuple(d[:1] for d in data) if per_call > 1 else data[:1]
