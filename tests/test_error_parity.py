@@ -164,6 +164,21 @@ CASES = {
         lambda m: m.reduce_sum(m.ones([2, 3]), axis=m.constant(1))
     ),
     "reduce_sum_empty_axis_list": _row(lambda m: m.reduce_sum(m.ones([2]), axis=[])),
+    "reduce_sum_bool_axis": _row(lambda m: m.reduce_sum(m.ones([2, 3]), axis=True)),
+    "squeeze_bool_axis": _row(lambda m: m.squeeze(m.ones([2, 1]), axis=True)),
+    "expand_dims_bool_axis": _row(lambda m: m.expand_dims(m.ones([2]), axis=True)),
+    "reverse_bool_axis": _row(lambda m: m.reverse(m.ones([2, 2]), axis=True)),
+    "reverse_axis_none": _row(lambda m: m.reverse(m.ones([2]), None)),
+    "repeat_list_axis": _row(
+        lambda m: m.repeat(m.ones([2]), 2, axis=[0]), "must be an int"
+    ),
+    "concat_axis_none": _row(lambda m: m.concat([m.ones([2])] * 2, axis=None)),
+    "concat_one_element_list_axis": _row(
+        lambda m: m.concat([m.ones([2, 1])] * 2, axis=[1])
+    ),
+    "concat_two_element_list_axis": _row(
+        lambda m: m.concat([m.ones([2, 1])] * 2, axis=[0, 1]), "scalar"
+    ),
     "reduce_sum_axis_out_of_range": _row(
         lambda m: m.reduce_sum(m.ones([2]), axis=2), "Invalid reduction dimension"
     ),
@@ -601,10 +616,17 @@ CASES = {
         )
     ),
     "dense_called_on_none": _row(lambda m: m.keras.layers.Dense(2)(None), "None"),
+    "convolution_of_5_spatial_dims": _row(
+        lambda m: m.nn.convolution(m.ones([1] * 7), m.ones([1] * 7), padding="VALID"),
+        "num_spatial_dims",
+    ),
+    "sigmoid_xent_without_labels": _row(
+        lambda m: m.nn.sigmoid_cross_entropy_with_logits(logits=m.ones([2])), "Both"
+    ),
     # -- control flow ----------------------------------------------------------------
-    "cond_without_branches": _row(lambda m: m.cond(True), "'true_fn' argument"),
+    "cond_without_branches": _row(lambda m: m.cond(True), "true_fn"),
     "cond_without_false_fn": _row(
-        lambda m: m.cond(True, lambda: m.constant(1.0)), "'false_fn' argument"
+        lambda m: m.cond(True, lambda: m.constant(1.0)), "false_fn"
     ),
 }
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, Protocol, overload
+from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 import jax
 import jax.core
@@ -597,19 +597,30 @@ class _ListCall:
 
 
 _P = ParamSpec("_P")
+_R = TypeVar("_R", covariant=True)
+
+
+class Op(Protocol[_P, _R]):
+    """A public op, to a type checker: called with its body's parameters."""
+
+    __wrapped__: Callable[_P, Any]  # the pure body (`op.__wrapped__(x)` on arrays)
+    _jaxtape_op: OpInfo
+
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
 
 
 class _OpDecorator(Protocol):
     """`op(...)`'s result, to a type checker: the public op has its body's
     parameters and returns Tensors where the body returns arrays (a list of
-    Tensors for a list of arrays; a tuple or namedtuple of them: `Any`)."""
+    Tensors for a list of arrays; a tuple or namedtuple of them, or a body
+    that returns either: `Any`)."""
 
     @overload
-    def __call__(self, body: Callable[_P, _ArrayResult]) -> Callable[_P, Tensor]: ...
+    def __call__(self, body: Callable[_P, _ArrayResult]) -> Op[_P, Tensor]: ...
     @overload
-    def __call__(self, body: Callable[_P, list[Any]]) -> Callable[_P, list[Tensor]]: ...
+    def __call__(self, body: Callable[_P, list[Any]]) -> Op[_P, list[Tensor]]: ...
     @overload
-    def __call__(self, body: Callable[_P, tuple[Any, ...]]) -> Callable[_P, Any]: ...
+    def __call__(self, body: Callable[_P, Any]) -> Op[_P, Any]: ...
 
 
 _ArrayResult = jax.Array | np.ndarray | np.generic | bool | int | float | complex

@@ -6,7 +6,7 @@ Layer L0: imports only numpy, jax and ml_dtypes.
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import jax.numpy as jnp
 import numpy as np
@@ -174,6 +174,12 @@ def as_dtype(type_value: DTypeLike) -> DType:
     return found
 
 
+@overload
+def np_dtype(dtype: None) -> None: ...
+@overload
+def np_dtype(dtype: DTypeLike) -> np.dtype: ...
+@overload
+def np_dtype(dtype: DTypeLike | None) -> np.dtype | None: ...
 def np_dtype(dtype: DTypeLike | None) -> np.dtype | None:
     """The NumPy dtype for a user-given dtype argument, or None for None."""
     if dtype is None:

@@ -6,7 +6,8 @@ import collections
 import math
 import numbers
 import operator
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -16,6 +17,9 @@ from jaxtape._src.core import checks, context, dtypes, errors
 from jaxtape._src.core.dispatch import _tf_name, op, to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.ops.math_ops import _axis
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import AxisLike, TensorLike
 
 
 def _shape(shape, op_name=None):
@@ -154,7 +158,7 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     axis = _axis(axis)
     if axis is not None:
         shape, nd = np.shape(input), np.ndim(input)
-        for a in (axis,) if type(axis) is int else axis:
+        for a in (axis,) if isinstance(axis, int) else axis:
             if not -nd <= a < nd:
                 raise errors.invalid_argument(
                     f"Tried to squeeze dim index {a} for tensor with {nd} dimensions.",
@@ -166,7 +170,9 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
                     f"{shape[a]}. Only size-1 dimensions can be squeezed.",
                     "Squeeze",
                 )
-        axis = tuple(sorted({a % nd for a in ((axis,) if type(axis) is int else axis)}))
+        axis = tuple(
+            sorted({a % nd for a in ((axis,) if isinstance(axis, int) else axis)})
+        )
     return jnp.squeeze(input, axis=axis)
 
 
@@ -177,7 +183,7 @@ def expand_dims(input, axis, name=None):  # noqa: A002
     if type(axis) is tuple and len(axis) == 1:  # TF takes a one-element list
         (axis,) = axis
     nd = np.ndim(input)
-    if type(axis) is not int or not -nd - 1 <= axis <= nd:
+    if not isinstance(axis, int) or not -nd - 1 <= axis <= nd:
         raise errors.invalid_argument(
             f"Tried to expand dim index {axis} for tensor with {nd} dimensions. An "
             f"axis must be in [{-nd - 1}, {nd}].",
@@ -206,20 +212,35 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 
 
 @op("ConcatV2", inputs="values", same_dtype=True)
-def _concat(values, axis):
-    axis = _axis(axis)
+def _concat(values, axis: int):
     try:
         return jnp.concatenate(values, axis=axis)
     except (TypeError, ValueError):
         raise _concat_error(values, axis) from None
 
 
-def concat(values, axis, name=None):
+def concat(
+    values: Sequence[TensorLike], axis: AxisLike, name: str | None = None
+) -> Tensor:
     """Concatenates a list of tensors along `axis`."""
     values = list(values)
+    if axis is None:
+        raise ValueError(
+            "Attempt to convert a value (None) with an unsupported type "
+            "(<class 'NoneType'>) to a Tensor. `concat` needs an integer `axis`."
+        )
+    a = _axis(axis)
+    if isinstance(a, tuple):  # TF takes a one-element list, as a scalar
+        if len(a) != 1:
+            raise errors.invalid_argument(
+                "axis tensor should be a scalar integer, but got shape "
+                f"[{len(a)}]: axis={axis!r}. Pass one axis.",
+                "ConcatV2",
+            )
+        (a,) = a
     if not values:
-        raise _concat_error(values, axis)
-    return _concat(values, axis)
+        raise _concat_error(values, a)
+    return _concat(values, a)
 
 
 def _concat_error(values, axis):
@@ -402,7 +423,12 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
         raise errors.invalid_argument(
             f"Expected multiples[1] >= 0, but got {int(counts.min())}", "Tile"
         )
-    axis = _axis(axis)
+    given, axis = axis, _axis(axis)
+    if not (axis is None or isinstance(axis, int)):
+        raise TypeError(
+            f"Argument `axis` must be an int. Received `axis` = {given!r} of type "
+            f"{type(given).__name__}"
+        )
     nd = max(np.ndim(input), 1) if axis is None else np.ndim(input)
     if axis is not None and not -nd <= axis < nd:
         raise ValueError(f"axis={axis} out of bounds: expected {-nd}<=axis<{nd}")
@@ -471,7 +497,12 @@ def _paddings(tensor, paddings):
 def reverse(tensor, axis, name=None):
     """Reverses the given dimensions (`axis`: a list of them, as TF's ReverseV2)."""
     axis = _axis(axis)
-    if type(axis) is int:
+    if axis is None:
+        raise ValueError(
+            "Attempt to convert a value (None) with an unsupported type "
+            "(<class 'NoneType'>) to a Tensor. Pass the axes to reverse as a list."
+        )
+    if isinstance(axis, int):
         raise errors.invalid_argument(
             f"'dims' must be 1-dimension, not 0: axis={axis}. Pass a list, e.g. "
             f"[{axis}].",
@@ -934,6 +965,11 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     """Keeps the entries of `tensor` where `mask` is true (a data-dependent shape)."""
     m = np.asarray(to_value(mask))
     axis = 0 if axis is None else _axis(axis)
+    if not isinstance(axis, int):
+        raise TypeError(
+            f"boolean_mask's `axis` must be an int (or None for 0). Received: "
+            f"axis={axis!r}"
+        )
     if m.ndim == 0:
         raise ValueError("mask cannot be scalar. Pass a mask with one entry per row.")
     shape = tuple(np.shape(tensor))
@@ -1027,7 +1063,7 @@ def _freeze_key(key, shape):
             dtype = np.dtype(k.dtype.as_numpy_dtype) if _is_tensor(k) else None
             if dtype is not None and dtype.kind not in "iub":
                 raise _bad_index(k)
-            if _is_tensor(k) and not k.shape and dtype.kind in "iu":
+            if dtype is not None and not k.shape and dtype.kind in "iu":
                 out.append(_Dynamic(len(dynamic), -1))  # its dim is set below
                 dynamic.append(k)
                 continue

@@ -10,6 +10,9 @@ lower triangle of their input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -58,7 +61,7 @@ def _check_matrix(op_name, x, half_ok=False, square=True):
         )
 
 
-def _in_float32(fn, x, *args):
+def _in_float32(fn: Callable[..., Any], x, *args) -> Any:
     """`fn` on float16 input computed in float32 (JAX has no half LAPACK)."""
     if x.dtype == _F16:
         out = fn(x.astype(np.float32), *args)

@@ -17,7 +17,8 @@ Differences from TensorFlow (all ops here):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, SupportsFloat, overload
 
 import jax
 import jax.numpy as jnp
@@ -27,15 +28,27 @@ from jax import lax
 from jaxtape._src.core import checks, dtypes, errors
 from jaxtape._src.core.dispatch import _mismatch, _tf_name, op
 
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import TensorLike, DTypeLike, AxisLike
+    from jaxtape._src.core.tensor import Tensor
 
-def _axis(axis):
+
+@overload
+def _axis(axis: None) -> None: ...
+@overload
+def _axis(axis: AxisLike | float) -> int | tuple[int, ...]: ...
+@overload
+def _axis(axis: AxisLike | float | None) -> int | tuple[int, ...] | None: ...
+def _axis(axis: AxisLike | float | None) -> int | tuple[int, ...] | None:
     """A static axis argument (int, list, tuple, array or None) as int/tuple/None.
 
     As in TF, an axis is an integer: a Python float (even 1.0) is a TypeError,
     a list or tensor of floats or strings an `InvalidArgumentError`.
     """
-    if axis is None or isinstance(axis, int):
+    if axis is None or type(axis) is int:
         return axis
+    if isinstance(axis, int):  # a bool: TF reads True as axis 1
+        return int(axis)
     if type(axis) is float:
         raise TypeError(
             f"Cannot convert {axis!r} to EagerTensor of dtype int32: an axis is an "
@@ -57,7 +70,7 @@ def _reduction_axes(x, axis, op_name):
     if axis is None:
         return None
     nd = np.ndim(x)
-    axes = (axis,) if type(axis) is int else axis
+    axes = (axis,) if isinstance(axis, int) else axis  # (a bool is an int, as TF's)
     for a in axes:
         if not -nd <= a < nd:
             raise errors.invalid_argument(
@@ -191,7 +204,7 @@ def _add(x, y):
         raise _shape_error("AddV2", x, y, e) from None
 
 
-def add(x, y, name=None):
+def add(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """Returns `x + y` element-wise, with broadcasting.
 
     As TF's `tf.add` (its `AddV2` kernel), a Python number of another kind
@@ -213,12 +226,13 @@ def add(x, y, name=None):
         raise error from None
 
 
-def add_number_error(x, y):
+def add_number_error(x: TensorLike, y: TensorLike) -> Exception | None:
     """TF's AddV2 error for `x + y` with a Python number `y` of another kind
     than the tensor `x` (where `_add`'s conversion raised TypeError), or None."""
-    if type(y) not in _PY_SCALARS or not hasattr(x, "dtype"):
+    x_dtype = getattr(x, "dtype", None)
+    if type(y) not in _PY_SCALARS or x_dtype is None:
         return None
-    have = np.dtype(dtypes.np_dtype(x.dtype))
+    have = np.dtype(dtypes.np_dtype(x_dtype))
     return _scalar_mismatch(_add, 1, have, _python_dtype(y, have))
 
 
@@ -234,7 +248,7 @@ def _scalar_mismatch(public_op, i, want, got):
 
 
 @op("Sub", same_dtype=True)
-def subtract(x, y, name=None):
+def subtract(x, y, name: str | None = None):
     """Returns `x - y` element-wise."""
     _check("Sub", K_NUMBER, x, y)
     try:
@@ -244,7 +258,7 @@ def subtract(x, y, name=None):
 
 
 @op("Mul", same_dtype=True)
-def multiply(x, y, name=None):
+def multiply(x, y, name: str | None = None):
     """Returns `x * y` element-wise.
 
     Bool tensors are refused, as by TF's `Mul` kernel (TF's `*` operator on
@@ -282,7 +296,7 @@ def _truediv(x, y):
         raise _shape_error("RealDiv", x, y, e) from None
 
 
-def divide(x, y, name=None):
+def divide(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """Returns `x / y` (Python's `/`); integers are divided as floats (int8 and
     int16 as float32, wider ones as float64), as in TF.
 
@@ -298,13 +312,13 @@ def divide(x, y, name=None):
         raise error from None
 
 
-def truediv(x, y, name=None):
+def truediv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """Returns `x / y` as `divide`, with TF's conversion of `tf.math.truediv`:
     a Python number as `x` has its own dtype (int32 for ints, float32 for
     floats), which must be `y`'s (`truediv(2, float_tensor)` is a TypeError).
     """
-    if type(x) in _PY_SCALARS and hasattr(y, "dtype"):
-        want = np.dtype(dtypes.np_dtype(y.dtype))
+    if type(x) in _PY_SCALARS and (y_dtype := getattr(y, "dtype", None)) is not None:
+        want = np.dtype(dtypes.np_dtype(y_dtype))
         if _PY_DTYPES[type(x)] != want:
             raise _same_dtype_error(_PY_DTYPES[type(x)], want)
     return divide(x, y)
@@ -349,7 +363,7 @@ K_FLOORDIV = kernels(f"{_FLOAT}, {_INTS}")
     check=_check_divisor("FloorDiv"),
     jit=True,
 )
-def floordiv(x, y, name=None):
+def floordiv(x, y, name: str | None = None):
     """Returns `floor(x / y)` element-wise (Python's `//`).
 
     Floats give `floor(x / y)` exactly as TF (so `inf // 2.0` is inf); an
@@ -394,7 +408,7 @@ def _check_no_complex(op_name, x, y, error):
 
 
 @op("FloorMod", same_dtype=True, check=_check_divisor("FloorMod"))
-def floormod(x, y, name=None):
+def floormod(x, y, name: str | None = None):
     """Returns the remainder of floor division (Python's `%`).
 
     An integer division by zero raises TF's `InvalidArgumentError`.
@@ -444,7 +458,7 @@ def _integer_pow(x, n):
     return lax.integer_pow(x, n)
 
 
-def pow(x, y, name=None):  # noqa: A001 - TF's public name
+def pow(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:  # noqa: A001 - TF's public name
     """Returns `x ** y` element-wise.
 
     A Python int exponent of a float tensor (`x ** 3`) is a static part of the
@@ -459,7 +473,7 @@ def pow(x, y, name=None):  # noqa: A001 - TF's public name
 
 
 @op("Maximum", same_dtype=True)
-def maximum(x, y, name=None):
+def maximum(x, y, name: str | None = None):
     """Returns the element-wise maximum of `x` and `y` (NaN if either is NaN)."""
     _check("Maximum", K_REAL, x, y)
     try:
@@ -469,7 +483,7 @@ def maximum(x, y, name=None):
 
 
 @op("Minimum", same_dtype=True)
-def minimum(x, y, name=None):
+def minimum(x, y, name: str | None = None):
     """Returns the element-wise minimum of `x` and `y` (NaN if either is NaN)."""
     _check("Minimum", K_REAL, x, y)
     try:
@@ -482,7 +496,7 @@ K_SQUARED_DIFFERENCE = kernels(f"{_FLOAT}, int32, int64, complex64, complex128")
 
 
 @op("SquaredDifference", same_dtype=True, jit=True)
-def squared_difference(x, y, name=None):
+def squared_difference(x, y, name: str | None = None):
     """Returns `(x - y) * conj(x - y)` element-wise."""
     _check("SquaredDifference", K_SQUARED_DIFFERENCE, x, y)
     try:
@@ -515,7 +529,7 @@ def _divide_no_nan(x, y):
     return jnp.where(zero, jnp.zeros_like(quotient), quotient)
 
 
-def divide_no_nan(x, y, name=None):
+def divide_no_nan(x: TensorLike, y: TensorLike, name: str | None = None):
     """Returns `x / y`, or 0 where `y` is 0 (integers divide as floats, as TF).
 
     Tensors of two dtypes raise TF's `TypeError`.
@@ -530,7 +544,7 @@ def divide_no_nan(x, y, name=None):
 
 
 @op("Atan2", same_dtype=True)
-def atan2(y, x, name=None):
+def atan2(y, x, name: str | None = None):
     """Returns `atan(y / x)` with the quadrant taken from the signs."""
     _check("Atan2", K_FLOAT, y, x)
     try:
@@ -540,7 +554,7 @@ def atan2(y, x, name=None):
 
 
 @op("Xdivy", same_dtype=True, jit=True)
-def xdivy(x, y, name=None):
+def xdivy(x, y, name: str | None = None):
     """Returns 0 where `x == 0`, else `x / y`."""
     _check("Xdivy", K_INEXACT, x, y)
     try:
@@ -551,7 +565,7 @@ def xdivy(x, y, name=None):
 
 
 @op("Xlogy", same_dtype=True, jit=True)
-def xlogy(x, y, name=None):
+def xlogy(x, y, name: str | None = None):
     """Returns 0 where `x == 0` (even where `y` is NaN, as TF), else `x * log(y)`."""
     _check("Xlogy", K_INEXACT, x, y)
     try:
@@ -564,7 +578,7 @@ def xlogy(x, y, name=None):
 
 # -- unary element-wise -------------------------------------------------------------
 @op("Neg")
-def negative(x, name=None):
+def negative(x, name: str | None = None):
     """Returns `-x` element-wise (signed, float and complex dtypes, as TF)."""
     _check("Neg", K_SIGNED, x)
     try:
@@ -574,7 +588,7 @@ def negative(x, name=None):
 
 
 @op("Abs")
-def abs(x, name=None):  # noqa: A001 - TF's public name
+def abs(x, name: str | None = None):  # noqa: A001 - TF's public name
     """Returns `|x|` element-wise (the magnitude, as a real dtype, for complex)."""
     try:
         return lax.abs(x)
@@ -583,7 +597,7 @@ def abs(x, name=None):  # noqa: A001 - TF's public name
 
 
 @op("Sign")
-def sign(x, name=None):
+def sign(x, name: str | None = None):
     """Returns -1, 0 or 1 element-wise; its gradient is zero, as in TF."""
     _check("Sign", K_SIGNED, x)
     try:
@@ -593,7 +607,7 @@ def sign(x, name=None):
 
 
 @op("Square")
-def square(x, name=None):
+def square(x, name: str | None = None):
     """Returns `x * x` element-wise."""
     try:
         return lax.square(x)
@@ -622,7 +636,7 @@ _sqrt_tf.defvjp(_sqrt_fwd, _sqrt_bwd)
 
 
 @op("Sqrt")
-def sqrt(x, name=None):
+def sqrt(x, name: str | None = None):
     """Returns the square root of `x` element-wise.
 
     Differences from JAX: the gradient is 0 wherever the incoming gradient is 0
@@ -634,11 +648,12 @@ def sqrt(x, name=None):
         raise _unsupported_dtype("Sqrt", x, _INEXACT) from None
 
 
-sqrt.__wrapped__.forward_mode = jnp.sqrt  # jvp replay (ForwardAccumulator)
+# jvp replay (ForwardAccumulator): a function attribute autodiff/program.py reads
+sqrt.__wrapped__.forward_mode = jnp.sqrt  # pyright: ignore[reportFunctionMemberAccess]
 
 
 @op("Rsqrt")
-def rsqrt(x, name=None):
+def rsqrt(x, name: str | None = None):
     """Returns `1 / sqrt(x)` element-wise."""
     try:
         return lax.rsqrt(x)
@@ -647,7 +662,7 @@ def rsqrt(x, name=None):
 
 
 @op("Exp")
-def exp(x, name=None):
+def exp(x, name: str | None = None):
     """Returns `e ** x` element-wise."""
     try:
         return lax.exp(x)
@@ -656,7 +671,7 @@ def exp(x, name=None):
 
 
 @op("Expm1")
-def expm1(x, name=None):
+def expm1(x, name: str | None = None):
     """Returns `exp(x) - 1` element-wise."""
     try:
         return lax.expm1(x)
@@ -665,7 +680,7 @@ def expm1(x, name=None):
 
 
 @op("Log")
-def log(x, name=None):
+def log(x, name: str | None = None):
     """Returns the natural logarithm of `x` element-wise."""
     try:
         return lax.log(x)
@@ -674,7 +689,7 @@ def log(x, name=None):
 
 
 @op("Log1p")
-def log1p(x, name=None):
+def log1p(x, name: str | None = None):
     """Returns `log(1 + x)` element-wise."""
     try:
         return lax.log1p(x)
@@ -683,7 +698,7 @@ def log1p(x, name=None):
 
 
 @op("Sin")
-def sin(x, name=None):
+def sin(x, name: str | None = None):
     """Returns `sin(x)` element-wise."""
     try:
         return lax.sin(x)
@@ -692,7 +707,7 @@ def sin(x, name=None):
 
 
 @op("Cos")
-def cos(x, name=None):
+def cos(x, name: str | None = None):
     """Returns `cos(x)` element-wise."""
     try:
         return lax.cos(x)
@@ -701,7 +716,7 @@ def cos(x, name=None):
 
 
 @op("Tan")
-def tan(x, name=None):
+def tan(x, name: str | None = None):
     """Returns `tan(x)` element-wise."""
     try:
         return lax.tan(x)
@@ -710,7 +725,7 @@ def tan(x, name=None):
 
 
 @op("Asin")
-def asin(x, name=None):
+def asin(x, name: str | None = None):
     """Returns `arcsin(x)` element-wise."""
     try:
         return lax.asin(x)
@@ -719,7 +734,7 @@ def asin(x, name=None):
 
 
 @op("Acos")
-def acos(x, name=None):
+def acos(x, name: str | None = None):
     """Returns `arccos(x)` element-wise."""
     try:
         return lax.acos(x)
@@ -728,7 +743,7 @@ def acos(x, name=None):
 
 
 @op("Atan")
-def atan(x, name=None):
+def atan(x, name: str | None = None):
     """Returns `arctan(x)` element-wise."""
     try:
         return lax.atan(x)
@@ -737,7 +752,7 @@ def atan(x, name=None):
 
 
 @op("Sinh")
-def sinh(x, name=None):
+def sinh(x, name: str | None = None):
     """Returns `sinh(x)` element-wise."""
     try:
         return lax.sinh(x)
@@ -746,7 +761,7 @@ def sinh(x, name=None):
 
 
 @op("Cosh")
-def cosh(x, name=None):
+def cosh(x, name: str | None = None):
     """Returns `cosh(x)` element-wise."""
     try:
         return lax.cosh(x)
@@ -755,7 +770,7 @@ def cosh(x, name=None):
 
 
 @op("Tanh")
-def tanh(x, name=None):
+def tanh(x, name: str | None = None):
     """Returns `tanh(x)` element-wise."""
     try:
         return lax.tanh(x)
@@ -764,7 +779,7 @@ def tanh(x, name=None):
 
 
 @op("Sigmoid")
-def sigmoid(x, name=None):
+def sigmoid(x, name: str | None = None):
     """Returns `1 / (1 + exp(-x))` element-wise."""
     try:
         return lax.logistic(x)
@@ -773,7 +788,7 @@ def sigmoid(x, name=None):
 
 
 @op("Reciprocal")
-def reciprocal(x, name=None):
+def reciprocal(x, name: str | None = None):
     """Returns `1 / x` element-wise (floats and complex; TF has no integer kernel)."""
     kind = np.dtype(x.dtype).kind
     if kind in "bu":
@@ -790,7 +805,7 @@ def reciprocal(x, name=None):
 
 
 @op("Erf")
-def erf(x, name=None):
+def erf(x, name: str | None = None):
     """Returns the Gauss error function of `x` element-wise.
 
     Differences from TensorFlow:
@@ -803,7 +818,7 @@ def erf(x, name=None):
 
 
 @op("Lgamma")
-def lgamma(x, name=None):
+def lgamma(x, name: str | None = None):
     """Returns `log(|gamma(x)|)` element-wise."""
     try:
         return lax.lgamma(x)
@@ -812,7 +827,7 @@ def lgamma(x, name=None):
 
 
 @op("Softplus")
-def softplus(features, name=None):
+def softplus(features, name: str | None = None):
     """Computes `log(exp(features) + 1)` element-wise."""
     if np.dtype(features.dtype).kind in "biuc":
         raise _unsupported_dtype("Softplus", features, _FLOAT)
@@ -820,7 +835,7 @@ def softplus(features, name=None):
 
 
 @op("Conj")
-def conj(x, name=None):
+def conj(x, name: str | None = None):
     """Returns the complex conjugate of `x` (`x` itself for real numbers)."""
     _refuse_bool("conj", x)
     return jnp.conj(x)
@@ -835,14 +850,14 @@ def _refuse_bool(what, x):
 
 
 @op("Real")
-def real(input, name=None):  # noqa: A002 - TF's argument name
+def real(input, name: str | None = None):  # noqa: A002 - TF's argument name
     """Returns the real part of a complex tensor (`input` itself for real ones)."""
     _refuse_bool("real", input)
     return jnp.real(input)
 
 
 @op("Imag")
-def imag(input, name=None):  # noqa: A002
+def imag(input, name: str | None = None):  # noqa: A002
     """Returns the imaginary part of a complex tensor."""
     return jnp.imag(input)
 
@@ -859,7 +874,7 @@ def _complex(real, imag):
         raise _shape_error("Complex", real, imag, e) from None
 
 
-def complex(real, imag, name=None):  # noqa: A001
+def complex(real: TensorLike, imag: TensorLike, name: str | None = None) -> Tensor:  # noqa: A001
     """Builds a complex tensor from float32 (or float64) real and imaginary parts.
 
     Each part converts on its own (a Python float is float32), as TF; parts of
@@ -883,7 +898,12 @@ def _complex_parts_error(a, b):
 
 # -- reductions ------------------------------------------------------------------
 @op("Sum")
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_sum(
+    input_tensor,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+):
     """Computes the sum of elements across dimensions of a tensor.
 
     Args:
@@ -903,7 +923,12 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @op("Mean")
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_mean(
+    input_tensor,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+):
     """The mean across dimensions.
 
     Integer inputs give an integer mean rounded toward zero, as in TF
@@ -929,7 +954,12 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @op("Max")
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_max(
+    input_tensor,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+):
     """Computes the maximum across dimensions (gradient split among ties, as TF).
 
     An empty reduction gives the dtype's lowest value (-inf for floats), as TF.
@@ -953,7 +983,12 @@ def _extreme(x, sign):
 
 
 @op("Min")
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_min(
+    input_tensor,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+):
     """Computes the minimum across dimensions.
 
     An empty reduction gives the dtype's highest value (inf for floats), as TF.
@@ -968,7 +1003,12 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @op("Prod")
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_prod(
+    input_tensor,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+):
     """Computes the product across dimensions."""
     x = input_tensor
     axis = _reduction_axes(x, axis, "Prod")
@@ -986,13 +1026,23 @@ def _reduce_logsumexp(input_tensor, axis, keepdims):
     return jax.nn.logsumexp(x, axis=axis, keepdims=keepdims)
 
 
-def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_logsumexp(
+    input_tensor: TensorLike,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """Computes `log(sum(exp(x)))` across dimensions, stably."""
     return _reduce_logsumexp(input_tensor, _axis(axis), bool(keepdims))
 
 
 @op("ReduceVariance")
-def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_variance(
+    input_tensor,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+):
     """Computes the (population) variance across dimensions."""
     x = input_tensor
     axis = _reduction_axes(x, axis, "ReduceVariance")
@@ -1013,7 +1063,12 @@ def _check_real_or_complex(x, op_name):
 
 
 @op("ReduceStd")
-def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_std(
+    input_tensor,
+    axis: AxisLike | None = None,
+    keepdims: bool = False,
+    name: str | None = None,
+):
     """Computes the (population) standard deviation across dimensions."""
     x = input_tensor
     axis = _reduction_axes(x, axis, "ReduceStd")
@@ -1035,7 +1090,13 @@ def _scan_axis(x, axis, op_name):
 
 
 @op("Cumsum")
-def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+def cumsum(
+    x,
+    axis: int = 0,
+    exclusive: bool = False,
+    reverse: bool = False,
+    name: str | None = None,
+):
     """Cumulative sum along `axis`, with TF's `exclusive` and `reverse` flags."""
     axis = _scan_axis(x, axis, "Cumsum")
     if reverse:
@@ -1055,7 +1116,13 @@ def _shift_in(x, axis, fill):
 
 
 @op("Cumprod")
-def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+def cumprod(
+    x,
+    axis: int = 0,
+    exclusive: bool = False,
+    reverse: bool = False,
+    name: str | None = None,
+):
     """Cumulative product along `axis`."""
     axis = _scan_axis(x, axis, "Cumprod")
     if reverse:
@@ -1084,7 +1151,7 @@ def _add_n(inputs):
     return out
 
 
-def add_n(inputs, name=None):
+def add_n(inputs: Sequence[TensorLike], name: str | None = None) -> Tensor:
     """Adds all input tensors element-wise (same dtype and shape, as TF's AddN)."""
     inputs = list(inputs)
     if not inputs:
@@ -1120,14 +1187,14 @@ def _check_matmul_dtype(op_name, a, unsigned_error=errors.NotFoundError):
 def matmul(
     a,
     b,
-    transpose_a=False,
-    transpose_b=False,
-    adjoint_a=False,
-    adjoint_b=False,
-    a_is_sparse=False,
-    b_is_sparse=False,
-    output_type=None,
-    name=None,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    adjoint_a: bool = False,
+    adjoint_b: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    output_type: DTypeLike | None = None,
+    name: str | None = None,
 ):
     """Multiplies matrix `a` by matrix `b` (batched over leading dimensions).
 
@@ -1165,17 +1232,20 @@ def matmul(
 
 
 @op("TensorDot", inputs=("a", "b"), same_dtype=True)
-def tensordot(a, b, axes, name=None):
+def tensordot(a, b, axes: int | Sequence[AxisLike], name: str | None = None):
     """Tensor contraction of `a` and `b` over `axes` (an int or a pair of lists)."""
-    if not isinstance(axes, int):
-        axes = tuple(_axis(ax) if not isinstance(ax, int) else ax for ax in axes)
+    pairs: int | tuple  # (each of the pair as an int or a tuple of ints)
+    if isinstance(axes, int):
+        pairs = axes
+    else:
+        pairs = tuple(_axis(ax) if not isinstance(ax, int) else ax for ax in axes)
     _check_matmul_dtype("MatMul", a)
     try:
-        return jnp.tensordot(a, b, axes=axes)
+        return jnp.tensordot(a, b, axes=pairs)
     except TypeError:
         raise errors.invalid_argument(
             f"Matrix size-incompatible: tensordot of shapes {list(a.shape)} and "
-            f"{list(b.shape)} over axes {axes}: the contracted dimensions must have "
+            f"{list(b.shape)} over axes {pairs}: the contracted dimensions must have "
             "the same sizes.",
             "MatMul",
         ) from None
@@ -1202,7 +1272,7 @@ def _einsum(inputs, equation):
         ) from None
 
 
-def einsum(equation, *inputs, **kwargs):
+def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     """Tensor contraction over specified indices (TF's `einsum(equation, *inputs)`)."""
     kwargs.pop("name", None)
     if kwargs:
@@ -1211,14 +1281,14 @@ def einsum(equation, *inputs, **kwargs):
 
 
 @op("Cross", same_dtype=True)
-def cross(a, b, name=None):
+def cross(a, b, name: str | None = None):
     """Pairwise cross product of vectors in the last dimension."""
     return jnp.cross(a, b)
 
 
 # -- clipping and norms -----------------------------------------------------------
 @op("ClipByValue", same_dtype=True, jit=True)
-def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+def clip_by_value(t, clip_value_min, clip_value_max, name: str | None = None):
     """Clips `t` to `[clip_value_min, clip_value_max]` (TF's order: the minimum
     with `clip_value_max` first, so a min above the max gives the min)."""
     _check("Maximum", K_REAL, t, clip_value_min)
@@ -1244,7 +1314,12 @@ def _clip_by_norm(t, clip_norm, axes):
     return t * clip / jnp.maximum(l2norm, clip)
 
 
-def clip_by_norm(t, clip_norm, axes=None, name=None):
+def clip_by_norm(
+    t: TensorLike,
+    clip_norm: TensorLike,
+    axes: AxisLike | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Rescales `t` so that its L2 norm (over `axes`) is at most `clip_norm`.
 
     A negative `clip_norm` counts as 0, as in TF.
@@ -1272,7 +1347,7 @@ def _sum_of_squares_root(t_list):
     return jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list))
 
 
-def global_norm(t_list, name=None):
+def global_norm(t_list: Sequence[TensorLike | None], name: str | None = None) -> Tensor:
     """Returns `sqrt(sum(||t||^2 for t in t_list))`; None entries are ignored."""
     return _global_norm([t for t in t_list if t is not None])
 
@@ -1289,7 +1364,12 @@ def _clip_by_global_norm(t_list, clip_norm, norm_given):
     return (tuple(t * scale.astype(t.dtype) for t in t_list), norm)
 
 
-def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+def clip_by_global_norm(
+    t_list: Sequence[TensorLike | None],
+    clip_norm: SupportsFloat,
+    use_norm: TensorLike | None = None,
+    name: str | None = None,
+) -> tuple[list[Tensor | None], Tensor]:
     """Scales a list of tensors so that their global norm is at most `clip_norm`.
 
     Returns `(list_clipped, global_norm)` as TF does; None entries stay None.
@@ -1298,13 +1378,12 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     """
     present = [i for i, t in enumerate(t_list) if t is not None]
     if not present and use_norm is None:  # TF: the norm of nothing is 0
-        zero = _global_norm_of_nothing()
-        return [None] * len(t_list), zero
+        return [None] * len(t_list), _global_norm_of_nothing()
     given = [t_list[i] for i in present]
     if use_norm is not None:
         given.append(use_norm)
     clipped, norm = _clip_by_global_norm(given, float(clip_norm), use_norm is not None)
-    out = [None] * len(t_list)
+    out: list[Tensor | None] = [None] * len(t_list)
     for i, c in zip(present, clipped):
         out[i] = c
     return out, norm
@@ -1331,15 +1410,21 @@ def _ord_is(ord, *values):  # noqa: A002
 
 
 @op("Norm", inputs=("tensor",), jit=True)
-def _norm(tensor, ord, axis, matrix, keepdims):  # noqa: A002
+def _norm(
+    tensor,
+    ord: str | float,  # noqa: A002
+    axis: tuple[int, ...] | None,
+    matrix: tuple[int, int] | None,
+    keepdims: bool,
+):
     # `axis`: None (all elements, one vector) or a tuple (one vector axis, or
-    # the two axes of a matrix norm).
+    # the two axes of a matrix norm, which `matrix` repeats; None: a vector norm).
     if axis is not None:
         _reduction_axes(tensor, axis, "Norm")
     x = tensor
     if _ord_is(ord, "fro", "euclidean", 2):
-        if matrix and _ord_is(ord, 2):
-            out = _matrix_2_norm(x, axis)
+        if matrix is not None and _ord_is(ord, 2):
+            out = _matrix_2_norm(x, matrix)
         else:
             if x.dtype == np.bool_:
                 raise TypeError(
@@ -1355,11 +1440,11 @@ def _norm(tensor, ord, axis, matrix, keepdims):  # noqa: A002
         a = jnp.abs(x)
         if _ord_is(ord, 1):
             out = jnp.sum(a, axis=None if axis is None else axis[0], keepdims=True)
-            if matrix:
-                out = jnp.max(out, axis=axis[-1], keepdims=True)
+            if matrix is not None:
+                out = jnp.max(out, axis=matrix[1], keepdims=True)
         elif _ord_is(ord, np.inf):
-            if matrix:
-                a = jnp.sum(a, axis=axis[1], keepdims=True)
+            if matrix is not None:
+                a = jnp.sum(a, axis=matrix[1], keepdims=True)
             out = jnp.max(a, axis=None if axis is None else axis[0], keepdims=True)
         else:
             if np.dtype(a.dtype).kind in "iu":
@@ -1386,7 +1471,13 @@ def _matrix_2_norm(x, axis):
     return jnp.expand_dims(top, (a, b) if a < b else (b, a))
 
 
-def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+def norm(
+    tensor: TensorLike,
+    ord: str | float = "euclidean",
+    axis: AxisLike | None = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+) -> Tensor:  # noqa: A002
     """Vector or matrix norm (TF's `norm`: euclidean by default over all elements).
 
     As TF: `axis=None` treats the tensor as one flat vector for every `ord`
@@ -1395,12 +1486,13 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     euclidean norm of a complex tensor keeps its complex dtype; an `ord` or
     `axis` TF does not support raises TF's `ValueError`.
     """
+    axes: tuple | None  # None, one axis, or a matrix norm's two
     if isinstance(axis, (tuple, list)) and len(axis) == 2:
-        axis = tuple(axis)
-        if not all(type(a) is int for a in axis) or axis[0] == axis[1]:
+        axes = tuple(axis)
+        if not all(type(a) is int for a in axes) or axes[0] == axes[1]:
             raise ValueError(
                 "'axis' must be None, an integer, or a tuple of 2 unique integers, "
-                f"got {axis}"
+                f"got {axes}"
             )
         if not _ord_is(ord, *_MATRIX_ORDS):
             raise ValueError(
@@ -1413,13 +1505,13 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
                 "'axis' must be None, an integer, or a tuple of 2 unique integers, "
                 f"got {axis}"
             )
-        real = not isinstance(ord, str) and np.isreal(ord)
-        if (not real or ord <= 0) and not _ord_is(ord, *_VECTOR_ORDS):
+        if (isinstance(ord, str) or not np.isreal(ord) or ord <= 0) and not _ord_is(
+            ord, *_VECTOR_ORDS
+        ):
             raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
-        if axis is not None:
-            axis = (axis,)
-    matrix = axis is not None and len(axis) == 2
-    return _norm(tensor, ord, axis, matrix, bool(keepdims))
+        axes = None if axis is None else (axis,)
+    matrix = axes if axes is not None and len(axes) == 2 else None
+    return _norm(tensor, ord, axes, matrix, bool(keepdims))
 
 
 @op("L2Normalize", inputs=("x",), jit=True)
@@ -1441,7 +1533,13 @@ def _l2_normalize(x, axis, epsilon):
     return x * lax.rsqrt(jnp.maximum(sq, epsilon))
 
 
-def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+def l2_normalize(
+    x: TensorLike,
+    axis: AxisLike | None = None,
+    epsilon: float = 1e-12,
+    name: str | None = None,
+    dim: AxisLike | None = None,
+) -> Tensor:
     """Normalizes `x` along `axis` by its L2 norm (`|x|` for complex entries)."""
     return _l2_normalize(x, _axis(axis if dim is None else dim), float(epsilon))
 
@@ -1454,7 +1552,7 @@ def _cast(x, dtype):
     return x.astype(dtype) if hasattr(x, "astype") else jnp.asarray(x, dtype)
 
 
-def cast(x, dtype, name=None):
+def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
     """Casts `x` to `dtype`; casts to or from integers carry no gradient, as in TF.
 
     A complex value cast to a real dtype keeps its real part.
@@ -1476,7 +1574,9 @@ def cast(x, dtype, name=None):
     return _cast(x, dtypes.np_dtype(dtype))
 
 
-def saturate_cast(value, dtype, name=None):
+def saturate_cast(
+    value: TensorLike, dtype: DTypeLike, name: str | None = None
+) -> Tensor:
     """Casts `value` to `dtype`, clipping first to the range both dtypes hold.
 
     TF's algorithm: the limits are the narrower of the two dtypes' ranges,
@@ -1530,6 +1630,6 @@ def _saturation_limits(src, out):
 
 
 @op("Identity")
-def identity(input, name=None):  # noqa: A002
+def identity(input, name: str | None = None):  # noqa: A002
     """Returns a tensor with the same value as `input` (recorded on tapes)."""
     return jnp.asarray(input)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 
@@ -143,7 +144,7 @@ def _print_stream(output_stream):
             return _AppendToFile(output_stream[len("file://") :])
     elif hasattr(output_stream, "write"):
         return output_stream
-    levels = {
+    levels: dict[object, int] = {
         logging.info: logging.INFO,
         logging.warning: logging.WARNING,
         logging.warn: logging.WARNING,
@@ -231,7 +232,7 @@ def _element_text(dtype):
         return lambda v: str(int(v))
     if dtype == np.float64:
         return lambda v: _float_text(float(v), 15, 17, float)
-    if jax.dtypes.issubdtype(dtype, np.floating):  # float32; 16-bit ones as float32
+    if jnp.issubdtype(dtype, np.floating):  # float32; 16-bit ones as float32
         return lambda v: _float_text(float(v), 6, 9, np.float32)
     if dtype.kind == "c":
         part = np.float64 if dtype == np.complex128 else np.float32

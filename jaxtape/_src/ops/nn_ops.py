@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +26,10 @@ from jaxtape._src.ops.math_ops import (
     _check,
     reduce_mean,
 )
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.tensor import Tensor
+    from jaxtape._src.core.typing import TensorLike
 
 _reduce_mean = reduce_mean.__wrapped__  # the pure body, for use inside bodies
 
@@ -169,14 +174,28 @@ def _softmax_axis(logits, axis, op_name):
     return axis
 
 
+def sigmoid_cross_entropy_with_logits(
+    labels: TensorLike | None = None,
+    logits: TensorLike | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """`max(x, 0) - x * z + log(1 + exp(-|x|))` element-wise, TF's stable form."""
+    if labels is None or logits is None:  # (None defaults: TF's signature)
+        raise ValueError(
+            "Both `labels` and `logits` must be provided for "
+            f"sigmoid_cross_entropy_with_logits. Received: labels={labels!r} and "
+            f"logits={logits!r}"
+        )
+    return _sigmoid_xent(labels, logits)
+
+
 @op(
     "SigmoidCrossEntropyWithLogits",
     inputs=("labels", "logits"),
     same_dtype=True,
     jit=True,
 )
-def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
-    """`max(x, 0) - x * z + log(1 + exp(-|x|))` element-wise, TF's stable form."""
+def _sigmoid_xent(labels, logits):
     _check("Log1p", K_FLOAT, logits)
     if labels.shape != logits.shape:
         raise ValueError(
@@ -398,9 +417,15 @@ def _is_channels_first(data_format):
 
 
 @op("Conv2D", inputs=("input", "filters"), jit=True)
-def _conv(input, filters, strides, padding, dilations, data_format):  # noqa: A002
+def _conv(input, filters, strides, padding, dilations, data_format: str):  # noqa: A002
     nd = filters.ndim - 2
-    spatial = "DHW"[-nd:] if nd <= 3 else None
+    if not 1 <= nd <= 3:
+        raise ValueError(
+            f"`num_spatial_dims` must be 1, 2, or 3. Received: num_spatial_dims={nd}."
+            f" A convolution's filters are 3-D, 4-D or 5-D; got shape "
+            f"{list(filters.shape)}."
+        )
+    spatial = "DHW"[-nd:]
     lhs = ("N" + spatial + "C") if data_format.endswith("C") else ("NC" + spatial)
     dn = lax.conv_dimension_numbers(
         input.shape, filters.shape, (lhs, spatial + "IO", lhs)
@@ -799,4 +824,5 @@ def fused_batch_norm_infer(x, mean, var, gamma, beta, epsilon):
 @op("LayerNorm", inputs=("x", "gamma", "beta"), jit=True)
 def fused_layer_norm(x, gamma, beta, axes, epsilon):
     """Normalizes each sample with its moments over `axes`."""
-    return _normalize(x, *_moments.__wrapped__(x, axes, True), gamma, beta, epsilon)
+    mean, var = _moments.__wrapped__(x, axes, True)
+    return _normalize(x, mean, var, gamma, beta, epsilon)
