@@ -18,7 +18,7 @@ construct are then JAX's (`jax.vjp` of `lax.cond`, `lax.scan`, ...).
 
 TF's tape semantics inside the jaxpr: a Variable read after an assignment in
 the same construct has the written value but the gradient of a read of the
-Variable (`attach`): an assignment cuts gradients, as in TF.
+Variable (`state.scope.attach`): an assignment cuts gradients, as in TF.
 """
 
 from __future__ import annotations
@@ -39,27 +39,6 @@ from jaxtape._src.state.variable import Variable
 
 _state = context.state
 Tracer = jax.core.Tracer
-
-
-# -- the gradient of a read after a write ------------------------------------------
-@jax.custom_jvp
-def attach(value, read):
-    """`value`, differentiated as `read`: a Variable's value written inside a
-    construct (or carried by a loop), with the gradient of a read of it."""
-    del read
-    return value
-
-
-@attach.defjvp
-def _attach_jvp(primals, tangents):
-    return primals[0], tangents[1]
-
-
-def _attached(value, read):
-    dtype = np.dtype(getattr(value, "dtype", np.float32))
-    if dtype.kind not in "fc" or value is read:
-        return value
-    return attach(value, read)
 
 
 # -- the stand-ins while tracing ---------------------------------------------------
@@ -115,7 +94,7 @@ class BranchScope(_scope.StateScope):
     def get(self, variable):
         entry = self.entry_value(variable)
         hit = self._values.get(id(variable))
-        return entry if hit is None else _attached(hit[1], entry)
+        return entry if hit is None else _scope.attached(hit[1], entry)
 
     def set(self, variable, value) -> bool:
         self._values[id(variable)] = (variable, value)

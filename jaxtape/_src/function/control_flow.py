@@ -453,58 +453,28 @@ def _check_case(xp, preds, exclusive, no_default):
 class _Loop:
     """A loop's traced step (and test), checked against its carry."""
 
-    def __init__(self, what, step, carry, xs, index_dtype, test, names, invariants):
-        self.what = what
-        self.c_flat, self.c_tree = tree_flatten(carry)
-        self.c_order = key_order(carry)
+    def __init__(self, what, step, carry, xs, index_dtype, test, prefix, invariants):
+        self.what, self.index_dtype = what, index_dtype
         self.x_flat, self.x_tree = tree_flatten(xs if xs is not None else ())
-        self.nc, self.nx = len(self.c_flat), len(self.x_flat)
-        self.index_dtype = index_dtype
-        self.names, self.invariants = names, invariants
-        c_avals = [capture.aval_of(t) for t in self.c_flat]
-        x_avals = [
-            jax.ShapeDtypeStruct(t.shape[1:], t._value.dtype) for t in self.x_flat
-        ]
-        i_avals = [] if index_dtype is None else [jax.ShapeDtypeStruct((), index_dtype)]
-
-        def step_args(vals):
-            ts = [Tensor(v) for v in vals]
-            c = jax.tree_util.tree_unflatten(self.c_tree, ts[: self.nc])
-            x = jax.tree_util.tree_unflatten(
-                self.x_tree, ts[self.nc : self.nc + self.nx]
-            )
-            i = ts[-1] if index_dtype is not None else None
-            return (in_key_order(c, self.c_order), x, i)
-
-        def test_args(vals):
-            c = jax.tree_util.tree_unflatten(self.c_tree, [Tensor(v) for v in vals])
-            return (in_key_order(c, self.c_order),)
-
-        def test_fn(c):
-            return (test(c),)
-
+        self.nx = len(self.x_flat)
         preset: list = []
         swapped: list = []
-        for _ in range(4):
-            body_tr = capture.trace(
-                step,
-                step_args,
-                c_avals + x_avals + i_avals,
-                f"the body of {what}",
-                preset,
-                swapped,
-            )
-            test_tr = None
-            if test is not None:
-                test_tr = capture.trace(
-                    test_fn,
-                    test_args,
-                    c_avals,
-                    f"the condition of {what}",
-                    preset,
-                    swapped,
-                )
-            traced = [body_tr] + ([test_tr] if test_tr is not None else [])
+        for _ in range(6):
+            self._set_carry(carry, prefix, invariants)
+            try:
+                traced = self._trace(step, test, preset, swapped)
+            except Exception:
+                # A TensorArray that learned its element shape in this trace
+                # (an unshaped carry's first write): trace again with it.
+                shaped = _learned_shapes(carry)
+                if shaped is None:
+                    raise
+                carry = shaped
+                continue
+            shaped = _learned_shapes(carry)
+            if shaped is not None:
+                carry = shaped
+                continue
             written = _union(tr.written for tr in traced)
             more = capture.retrace_needed(traced)
             if len(written) == len(preset) and not more:
@@ -517,11 +487,73 @@ class _Loop:
                 "body to the next; assign the same Variables whatever Python "
                 "values the body sees."
             )
-        self.body, self.test, self.vars = body_tr, test_tr, preset
-        self._check_body(c_avals)
-        if test_tr is not None:
+        self.body, self.test, self.vars = traced[0], traced[1:] and traced[1], preset
+        if not self.test:
+            self.test = None
+        self._check_body(self.c_avals)
+        if self.test is not None:
             self._check_test()
         self.inputs = capture.Inputs(traced)
+
+    def _set_carry(self, carry, prefix, invariants) -> None:
+        self.c_flat, self.c_tree = tree_flatten(carry)
+        self.c_order = key_order(carry)
+        self.nc = len(self.c_flat)
+        self.c_avals = [capture.aval_of(t) for t in self.c_flat]
+        self.names = _paths(carry, prefix)
+        self.invariants = None
+        if invariants is not None:  # one per loop variable: one per flat leaf
+            self.invariants = []
+            for inv, leaf in zip(invariants, _leaves(carry)):
+                if isinstance(leaf, TensorArray):  # (its buffer and size)
+                    self.invariants += [None] * len(tree_flatten(leaf)[0])
+                else:
+                    self.invariants.append(inv)
+
+    def _trace(self, step, test, preset, swapped) -> list:
+        nc, nx, index_dtype = self.nc, self.nx, self.index_dtype
+        c_tree, c_order, x_tree = self.c_tree, self.c_order, self.x_tree
+        x_avals = [
+            jax.ShapeDtypeStruct(t.shape[1:], t._value.dtype) for t in self.x_flat
+        ]
+        i_avals = [] if index_dtype is None else [jax.ShapeDtypeStruct((), index_dtype)]
+
+        def step_args(vals):
+            ts = [Tensor(v) for v in vals]
+            c = jax.tree_util.tree_unflatten(c_tree, ts[:nc])
+            x = jax.tree_util.tree_unflatten(x_tree, ts[nc : nc + nx])
+            i = ts[-1] if index_dtype is not None else None
+            return (in_key_order(c, c_order), x, i)
+
+        def test_args(vals):
+            c = jax.tree_util.tree_unflatten(c_tree, [Tensor(v) for v in vals])
+            return (in_key_order(c, c_order),)
+
+        def test_fn(c):
+            return (test(c),)
+
+        traced = [
+            capture.trace(
+                step,
+                step_args,
+                self.c_avals + x_avals + i_avals,
+                f"the body of {self.what}",
+                preset,
+                swapped,
+            )
+        ]
+        if test is not None:
+            traced.append(
+                capture.trace(
+                    test_fn,
+                    test_args,
+                    self.c_avals,
+                    f"the condition of {self.what}",
+                    preset,
+                    swapped,
+                )
+            )
+        return traced
 
     def _check_body(self, c_avals) -> None:
         tr = self.body
@@ -641,6 +673,21 @@ class _Loop:
         order = body.order[1] if isinstance(body.order, list) else None
         ys = _rebuild(body, out[nc : nc + ny], self.y_tree, self.y_static, order)
         return carry, ys
+
+
+def _learned_shapes(carry):
+    """`carry` with its unshaped TensorArrays given the element shapes their
+    first writes showed (None when there are none)."""
+    changed = []
+
+    def one(x):
+        if isinstance(x, TensorArray) and x._unshaped and x._cell.shape is not None:
+            changed.append(x)
+            return x._shaped()
+        return x
+
+    out = jax.tree_util.tree_map(one, carry, is_leaf=_is_leaf)
+    return out if changed else None
 
 
 def _scan(
@@ -818,7 +865,6 @@ def _while_compiled(
 ):
     static_limit = _static(maximum_iterations)
     carry = _prepare(state, static_limit, "while_loop")
-    names = _paths(carry, "loop_vars")
     invariants = _invariants(shape_invariants, state, single)
     n = len(state)
 
@@ -830,7 +876,7 @@ def _while_compiled(
         return cond(*c)
 
     masked = back_prop and static_limit is not None
-    loop = _Loop("while_loop", step, carry, None, None, test, names, invariants)
+    loop = _Loop("while_loop", step, carry, None, None, test, "loop_vars", invariants)
     extra = []
     if maximum_iterations is not None and static_limit is None:
         m = maximum_iterations
@@ -849,7 +895,7 @@ def _while_compiled(
 
 
 def _invariants(shape_invariants, state, single):
-    """One shape invariant (or None) per flat carry leaf."""
+    """One shape invariant (or None) per loop variable (a TensorArray is one)."""
     if shape_invariants is None:
         return None
     inv = (shape_invariants,) if single else tuple(shape_invariants)
@@ -857,21 +903,14 @@ def _invariants(shape_invariants, state, single):
     def is_leaf(x):
         return x is None or isinstance(x, (TensorShape, TensorSpec))
 
-    inv_leaves, inv_tree = jax.tree_util.tree_flatten(inv, is_leaf=is_leaf)
-    var_tree = jax.tree_util.tree_structure(state, is_leaf=_is_leaf)
-    if inv_tree.num_leaves != var_tree.num_leaves:
+    leaves, _ = jax.tree_util.tree_flatten(inv, is_leaf=is_leaf)
+    n = len(_leaves(state))
+    if len(leaves) != n:
         raise ValueError(
             "shape_invariants must have the same structure as loop_vars: "
-            f"{len(inv_leaves)} shapes for {var_tree.num_leaves} loop variables."
+            f"{len(leaves)} shapes for {n} loop variables."
         )
-    out = []
-    for shape, leaf in zip(inv_leaves, _leaves(state)):
-        shape = shape.shape if isinstance(shape, TensorSpec) else shape
-        if isinstance(leaf, TensorArray):  # its buffer and size: not checked
-            out += [None, None]
-        else:
-            out.append(shape)
-    return out
+    return [s.shape if isinstance(s, TensorSpec) else s for s in leaves]
 
 
 # -- for_range ---------------------------------------------------------------------
@@ -925,9 +964,7 @@ def for_range(start, limit, delta, body, loop_vars, extra_test=None, name=None):
         return (_unpack(out, n) if not single else (out,)), None
 
     test = None if extra_test is None else (lambda c: extra_test(*c))
-    loop = _Loop(
-        "for_range", step, carry, None, dtype, test, _paths(carry, "loop_vars"), None
-    )
+    loop = _Loop("for_range", step, carry, None, dtype, test, "loop_vars", None)
     out, _ = loop.run(
         [],
         length=trips,
@@ -1111,7 +1148,7 @@ def map_fn(
         _check_map_output(y, elems, signature)
         return (), y
 
-    loop = _Loop("map_fn", step, (), elems, None, None, [], None)
+    loop = _Loop("map_fn", step, (), elems, None, None, "", None)
     _, ys = loop.run(
         [],
         length=n,
@@ -1176,7 +1213,7 @@ def _scan_family(what, fn, elems, initializer, reverse, keep_all, back_prop):
         acc = fn(c[0], x)
         return (acc,), acc if keep_all else None
 
-    loop = _Loop(what, step, (acc0,), rest, None, None, _paths(acc0, "acc"), None)
+    loop = _Loop(what, step, (acc0,), rest, None, None, "initializer", None)
     length = n - 1 if no_init else n
     (acc,), ys = loop.run(
         [],

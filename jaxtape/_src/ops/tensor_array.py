@@ -156,6 +156,8 @@ class TensorArray:
         self._shape = _as_shape(element_shape)  # None: unknown rank
         self._buffer = None  # buffer mode: a Tensor (capacity, *element_shape)
         self._size = None  # buffer mode: an int32 Tensor
+        self._capacity = None  # rows of a buffer whose element shape is unknown
+        self._cell = _ShapeCell()
         self._read: set = set()
         n = _static_int(size)
         if n is None:  # a traced size: a buffer of that capacity is not known
@@ -170,14 +172,6 @@ class TensorArray:
         out.__dict__.update(self.__dict__)
         out._items = None if self._items is None else list(self._items)
         out._read = set(self._read)
-        return out
-
-    @classmethod
-    def _from_buffer(cls, like, buffer, size) -> TensorArray:
-        out = object.__new__(cls)
-        out.__dict__.update(like.__dict__)
-        out._items, out._read = None, set()
-        out._buffer, out._size = buffer, size
         return out
 
     @property
@@ -286,6 +280,7 @@ class TensorArray:
                 return out
         if not out._buffered:
             out._to_buffer(None)
+        out._materialize(value.shape)
         index_t = Tensor(to_value(index)) if type(index) is not Tensor else index
         out._buffer = _set_item(out._buffer, index_t, value)
         if out._dynamic:
@@ -329,6 +324,7 @@ class TensorArray:
             return out
         if not out._buffered:
             out._to_buffer(None)
+        out._materialize(value.shape[1:])
         idx_t = indices if type(indices) is Tensor else Tensor(idx)
         out._buffer = _scatter_items(out._buffer, idx_t, value)
         if out._dynamic:
@@ -372,7 +368,7 @@ class TensorArray:
             if not self._buffered:
                 self._to_buffer(None)
             index_t = index if type(index) is Tensor else Tensor(to_value(index))
-            return _get_item(_tensor(self._buffer), index_t)
+            return _get_item(self._buf(), index_t)
         n = len(self._items)
         if i < 0:
             raise errors.OutOfRangeError(
@@ -426,7 +422,7 @@ class TensorArray:
             return stack([items[i] for i in np.asarray(idx).tolist()])
         if not self._buffered:
             self._to_buffer(None)
-        return gather(_tensor(self._buffer), indices)
+        return gather(self._buf(), indices)
 
     def concat(self, name=None) -> Tensor:
         """All elements concatenated along axis 0."""
@@ -443,7 +439,7 @@ class TensorArray:
                         "least vectors.",
                     )
             return concat(items, 0)
-        if len(self._buffer.shape) < 2:
+        if len(self._buf().shape) < 2:
             raise errors.InvalidArgumentError(
                 None,
                 None,
@@ -461,22 +457,9 @@ class TensorArray:
             del self._items[:]
 
     # -- the buffer ------------------------------------------------------------------
-    def _to_buffer(self, extra: int | None) -> None:
-        """Turns the list into a buffer of `len + extra` rows (for a dynamically
-        sized array) or `size` rows. `extra`: a loop's static trip count."""
-        if self._buffered:
-            return
-        shape = self._shape
-        if shape is None or None in shape:
-            first = next((t for t in self._items if t is not None), None)
-            if first is None:
-                raise ValueError(
-                    "A TensorArray with no element written and no known element "
-                    "shape cannot enter a compiled loop: XLA needs static shapes. "
-                    "Pass `element_shape=` when creating it."
-                )
-            shape = tuple(first.shape)
-        self._shape = shape
+    def _capacity_for(self, extra: int | None) -> int:
+        """Rows of the buffer: `size`, or for a dynamically sized array (or a
+        traced size) the elements so far plus `extra` (a loop's trip count)."""
         n = len(self._items)
         if self._size is not None:  # a traced size: its capacity is the bound
             if not extra:
@@ -487,13 +470,37 @@ class TensorArray:
                     "as the carry of a loop with a static trip count "
                     "(`maximum_iterations`, `jaxtape.for_range`)."
                 )
-            capacity = extra
-        elif self._dynamic:
+            return extra
+        if self._dynamic:
             if extra is None and _graph_mode() and n == 0:
                 raise _needs_bound()
-            capacity = n + (extra or 0)
-        else:
-            capacity = n
+            return n + (extra or 0)
+        return n
+
+    def _to_buffer(self, extra: int | None, unshaped_ok: bool = False) -> None:
+        """Turns the list into a buffer of `_capacity_for(extra)` rows. With no
+        element shape known yet and `unshaped_ok`, the buffer waits for the
+        first write to learn it (a loop traces its body again then)."""
+        if self._buffered:
+            return
+        capacity = self._capacity_for(extra)
+        shape = self._shape
+        if shape is None or None in shape:
+            first = next((t for t in self._items if t is not None), None)
+            shape = None if first is None else tuple(first.shape)
+        n = len(self._items)
+        if self._size is None:
+            self._size = Tensor(jnp.asarray(n, np.int32))
+        if shape is None:
+            if not unshaped_ok:
+                raise ValueError(
+                    "A TensorArray with no element written and no known element "
+                    "shape has no buffer yet (XLA needs static shapes). Write to "
+                    "it first, or pass `element_shape=` when creating it."
+                )
+            self._items, self._buffer, self._capacity = None, None, capacity
+            return
+        self._shape = shape
         from jaxtape._src.ops.array_ops import concat, stack
 
         rows = [
@@ -507,25 +514,80 @@ class TensorArray:
             buffer = stack(rows)
         else:
             buffer = _zeros((capacity,) + shape, self._dtype)
-        if self._size is None:
-            self._size = Tensor(jnp.asarray(n, np.int32))
         self._items, self._buffer = None, buffer
 
+    def _materialize(self, shape) -> None:
+        """An unshaped buffer's first write: zeros of its element shape, which
+        the array's lineage remembers (`_cell`) for the loop's next trace."""
+        if self._buffered and self._buffer is None:
+            self._shape = tuple(shape)
+            self._cell.shape = self._shape
+            self._buffer = _zeros((self._capacity,) + self._shape, self._dtype)
+
+    def _buf(self) -> Tensor:
+        if self._buffer is None:
+            self._zeros()  # (raises: no element shape known)
+        return _tensor(self._buffer)
+
     def _carry(self, extra: int | None) -> TensorArray:
-        """This array as a loop carry (a buffer), `extra` rows to grow into."""
-        if self._buffered:
-            return self
+        """This array as a loop carry (a buffer), with `extra` rows to grow
+        into when dynamically sized (`extra`: the loop's static trip count)."""
         if self._dynamic and extra is None:
             raise _needs_bound()
         out = self._copy()
-        out._to_buffer(extra)
+        if not out._buffered:
+            out._to_buffer(extra, unshaped_ok=True)
+        elif out._dynamic and extra:
+            if out._buffer is None:
+                out._capacity += extra
+            else:
+                from jaxtape._src.ops.array_ops import concat
+
+                pad = _zeros((extra,) + tuple(out._buffer.shape[1:]), out._dtype)
+                out._buffer = concat([_tensor(out._buffer), pad], 0)
         return out
 
+    def _shaped(self) -> TensorArray:
+        """An unshaped carry given the element shape its loop's body wrote."""
+        out = self._copy()
+        out._materialize(self._cell.shape)
+        return out
+
+    @property
+    def _unshaped(self) -> bool:
+        return self._buffered and self._buffer is None
+
     def _aux(self):
-        return (self._dtype, self._dynamic, self._clear, self._infer, self._shape)
+        capacity = self._capacity if self._unshaped else None
+        return (
+            self._dtype,
+            self._dynamic,
+            self._clear,
+            self._infer,
+            self._shape,
+            capacity,
+            self._cell,
+        )
 
     def __repr__(self) -> str:
         return f"<jaxtape.TensorArray dtype={self._dtype.name} size={self.size()}>"
+
+
+class _ShapeCell:
+    """The element shape a TensorArray lineage learned from its first write
+    inside a loop body (equal to every other cell: not part of a pytree's
+    structure)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self) -> None:
+        self.shape = None
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ShapeCell)
+
+    def __hash__(self) -> int:
+        return 0
 
 
 def _needs_bound() -> Exception:
@@ -559,7 +621,7 @@ def _grow(size, index) -> Tensor:
 
 def _rows(ta: TensorArray) -> Tensor:
     """A buffer's rows up to the array's size (checked at run time if traced)."""
-    buffer, size = _tensor(ta._buffer), _tensor(ta._size)
+    buffer, size = ta._buf(), _tensor(ta._size)
     capacity = buffer.shape[0]
     n = _static_int(size)
     if n is not None:
@@ -585,15 +647,28 @@ def _check_full(xp, size, capacity):
 def _flatten(ta: TensorArray):
     if not ta._buffered:  # (a loop prepares its carries with `_carry` first)
         ta = ta._copy()
-        ta._to_buffer(0)
+        ta._to_buffer(0, unshaped_ok=True)
+    if ta._buffer is None:
+        return (_tensor(ta._size),), ta._aux()
     return (_tensor(ta._buffer), _tensor(ta._size)), ta._aux()
 
 
 def _unflatten(aux, children) -> Any:
     out = object.__new__(TensorArray)
-    out._dtype, out._dynamic, out._clear, out._infer, out._shape = aux
+    dtype, dynamic, clear, infer, shape, capacity, cell = aux
+    out._dtype, out._dynamic, out._clear, out._infer, out._shape = (
+        dtype,
+        dynamic,
+        clear,
+        infer,
+        shape,
+    )
+    out._capacity, out._cell = capacity, cell
     out._items, out._read = None, set()
-    out._buffer, out._size = children
+    if capacity is not None:  # unshaped: the size only
+        out._buffer, out._size = None, children[0]
+    else:
+        out._buffer, out._size = children
     return out
 
 

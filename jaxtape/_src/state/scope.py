@@ -16,9 +16,34 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import jax
+import numpy as np
 
 if TYPE_CHECKING:
     from jaxtape._src.state.variable import Variable
+
+
+@jax.custom_jvp
+def attach(value: Any, read: Any) -> Any:
+    """`value`, differentiated as `read`: what a Variable read returns after a
+    write inside traced code. The value is the written one; the gradient is a
+    read's of the Variable (TF's: an assignment cuts gradients, and every read
+    of a Variable counts toward its gradient)."""
+    del read
+    return value
+
+
+@attach.defjvp
+def _attach_jvp(primals, tangents):
+    return primals[0], tangents[1]
+
+
+def attached(value: Any, read: Any) -> Any:
+    """`attach(value, read)` for inexact values (others carry no gradient)."""
+    if value is read or np.dtype(getattr(value, "dtype", np.float32)).kind not in "fc":
+        return value
+    if np.shape(value) != np.shape(read):
+        return value
+    return attach(value, read)
 
 
 class _Stack(threading.local):
@@ -65,6 +90,7 @@ class RecordingScope(StateScope):
         super().__init__(pairs)
         self.misses: dict[int, Variable] = {}
         self.read: dict[int, Variable] = {}
+        self._inputs = {k: val for k, (_, val) in self._values.items()}
 
     def get(self, variable: Variable) -> Any:
         self.read[id(variable)] = variable
@@ -72,6 +98,11 @@ class RecordingScope(StateScope):
         if hit is None:
             self.misses[id(variable)] = variable
             return None
+        given = self._inputs.get(id(variable))
+        if given is not None and id(variable) in self.written:
+            # A read after a write: the written value, with the gradient of a
+            # read of the Variable (the program's input), as in TF.
+            return attached(hit[1], given)
         return hit[1]
 
     def set(self, variable: Variable, value: Any) -> bool:
