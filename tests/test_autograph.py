@@ -752,3 +752,154 @@ def test_trace_counts_match():
         return len(traces), fn.experimental_get_tracing_count()
 
     assert count(jaxtape) == count(tf_real) == (1, 1)
+
+
+# -- state, datasets, gradients ----------------------------------------------------
+def test_variables_assigned_in_branches_and_loops():
+    def run(tf):
+        v = tf.Variable(0.0)
+        count = tf.Variable(0)
+
+        @tf.function
+        def step(x, n):
+            if x > 0:
+                v.assign(x)
+            else:
+                v.assign_sub(1.0)
+            while count < n:  # the condition reads a Variable: no loop variable
+                count.assign_add(3)
+            return v.read_value()
+
+        out = [float(step(tf.constant(a), tf.constant(10))) for a in (5.0, -1.0)]
+        return out, float(v.numpy()), int(count.numpy())
+
+    assert run(jaxtape) == run(tf_real) == ([5.0, 4.0], 4.0, 12)
+
+
+def _train_on_dataset(tf):
+    x = np.linspace(-1, 1, 20).astype("float32")[:, None]
+    y = 3 * x + 1
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)  # 8, 8 and 4
+    w = tf.Variable(tf.zeros([1, 1]))
+    b = tf.Variable(tf.zeros([1]))
+    opt = tf.keras.optimizers.SGD(0.1)
+    traces = []
+
+    @tf.function
+    def train(epochs):
+        traces.append(None)
+        loss = tf.constant(0.0)
+        for _ in tf.range(epochs):
+            for xb, yb in ds:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((tf.matmul(xb, w) + b - yb) ** 2)
+                grads = tape.gradient(loss, [w, b])
+                opt.apply_gradients(zip(grads, [w, b]))
+        return loss
+
+    losses = [float(train(tf.constant(e))) for e in (3, 20)]
+    return losses, w.numpy().ravel(), b.numpy(), len(traces)
+
+
+def test_training_loop_over_a_dataset_inside_a_function():
+    want = _train_on_dataset(tf_real)
+    got = _train_on_dataset(jaxtape)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-5)
+    assert got[3] == 1  # the Python body traced once (TF: once per shape, too)
+
+
+def make_second_derivative(tf):
+    def f(x):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = x
+                for _ in tf.range(3):
+                    if y > 2.0:
+                        y = y * x
+                    else:
+                        y = y + x * x
+            dy = inner.gradient(y, x)
+        return y, dy, outer.gradient(dy, x)
+
+    return f
+
+
+@pytest.mark.parametrize("x", [1.5, 0.5])
+def test_second_derivatives_through_a_converted_loop_inside_a_function(x):
+    _parity(make_second_derivative, x)
+
+
+def make_sine_loop(tf):
+    def f(x):
+        y = x
+        for _ in tf.range(4):
+            y = tf.sin(y) * x
+        return y
+
+    return f
+
+
+def test_second_derivatives_through_a_converted_loop_from_outside():
+    import jax
+
+    def grads(tf):
+        fn = tf.function(make_sine_loop(tf))
+        x = tf.constant(0.7)
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = fn(x)
+            g = inner.gradient(y, x)
+        return [float(y), float(g), float(outer.gradient(g, x))]
+
+    def pure(x):
+        y = x
+        for _ in range(4):
+            y = jax.numpy.sin(y) * x
+        return y
+
+    want = [float(pure(0.7)), float(jax.grad(pure)(0.7))]
+    want.append(float(jax.grad(jax.grad(pure))(0.7)))
+    np.testing.assert_allclose(grads(jaxtape), want, rtol=1e-5)
+    np.testing.assert_allclose(grads(tf_real), want, rtol=1e-5)
+
+
+# -- printing ----------------------------------------------------------------------
+def make_printing(tf):
+    def f(n):
+        print("trace: start")  # Python's print: once, while tracing
+        total = tf.constant(0)
+        for i in tf.range(n):
+            print("trace: loop body")
+            if i % 2 == 0:
+                print("trace: even branch")
+                tf.print("even", i)
+            else:
+                tf.print("odd", i)
+            total += i
+        tf.print("total", total)
+        return total
+
+    return f
+
+
+def test_print_and_jaxtape_print_order(capfd):
+    def run(tf):
+        fn = tf.function(make_printing(tf))
+        for n in (3, 2):
+            fn(tf.constant(n))
+            tf.print("after call", n)  # eager, after the call's own prints
+        sys.stdout.flush()
+        out = capfd.readouterr()
+        return out.out.splitlines(), _printed(out.err)
+
+    want = run(tf_real)
+    got = run(jaxtape)
+    assert got == want
+    assert got[0] == ["trace: start", "trace: loop body", "trace: even branch"]
+    assert got[1][:5] == ["even 0", "odd 1", "even 2", "total 3", "after call 3"]

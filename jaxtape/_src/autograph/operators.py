@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from malt.operators import variables as _ag_vars
 
+from jaxtape._src.core import context
 from jaxtape._src.core.tensor import Tensor, tree_map
 from jaxtape._src.data.dataset import Dataset
 from jaxtape._src.function import control_flow
@@ -45,6 +46,7 @@ from jaxtape._src.function.function import inside_function
 from jaxtape._src.ops import creation_ops, math_ops, nondiff
 from jaxtape._src.ops.array_ops import gather
 from jaxtape._src.ops.misc_ops import Assert
+from jaxtape._src.state import scope as state_scope
 from jaxtape._src.state.variable import Variable
 
 Undefined = _ag_vars.Undefined
@@ -328,14 +330,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, trip_count=None)
     is traced; a run-time check then says when the loop ran zero times).
     """
     init = tuple(get_state())
-    for v in init:
-        if isinstance(v, UndefinedReturnValue):
-            raise NotImplementedError(
-                "a return statement cannot be placed inside this TensorFlow loop; "
-                "this may happen if a return statement depends on a static Python "
-                "condition such as a hyperparameter. (jaxtape, as TF: set a variable "
-                "and `break` instead, and return after the loop.)"
-            )
+    _no_return_inside(init)
     maximum = opts.get("maximum_iterations")
     if maximum is None:
         maximum = trip_count
@@ -366,10 +361,18 @@ def _staged_loop(test, body, get_state, set_state, names, opts, trip_count=None)
         return tuple(_as_carried(n, v) for n, v in zip(names, new))
 
     if maximum is None or maximum > 0:
-        final = control_flow.while_loop(
-            cond_fn, body_fn, _Carry(init), maximum_iterations=maximum
-        )
-        set_state(tuple(final))
+        if not init:  # no Python variable changes (Variables may): a dummy carry
+            final = control_flow.while_loop(
+                lambda _: cond_fn(),
+                lambda d: (body_fn(), d)[1],
+                _Carry((creation_ops.constant(0),)),
+                maximum_iterations=maximum,
+            )
+        else:
+            final = control_flow.while_loop(
+                cond_fn, body_fn, _Carry(init), maximum_iterations=maximum
+            )
+            set_state(tuple(final))
     else:
         set_state(init)
     if ran is not None:
@@ -577,19 +580,36 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
     elif staged and last is not None and last[0] is iter_:
         _, start, limit, delta = last
         n = int(iter_.shape[0])
-        _range_loop(
-            start,
-            limit,
-            delta,
-            iter_.dtype,
-            n,
-            extra_test,
-            body,
-            get_state,
-            set_state,
-            symbol_names,
-            opts,
-        )
+        if iter_.dtype.is_integer:
+            first, step = int(_value(start)), int(_value(delta))
+            _counted_loop(
+                n,
+                lambda k: k * step + first,
+                lambda i: (
+                    i if i.dtype == iter_.dtype else math_ops.cast(i, iter_.dtype)
+                ),
+                extra_test,
+                body,
+                get_state,
+                set_state,
+                symbol_names,
+                opts,
+                step=step,
+            )
+        else:  # a float range: TF's `iterate += delta` while `iterate < limit`
+            _range_loop(
+                start,
+                limit,
+                delta,
+                iter_.dtype,
+                n,
+                extra_test,
+                body,
+                get_state,
+                set_state,
+                symbol_names,
+                opts,
+            )
     elif staged and _tensor(iter_) is not None and _tensor(iter_).shape.rank:
         _tensor_loop(
             _tensor(iter_), extra_test, body, get_state, set_state, symbol_names, opts
@@ -682,10 +702,10 @@ def _range_loop(
 
 
 def _tensor_loop(tensor, extra_test, body, get_state, set_state, names, opts):
-    """TF's `_known_len_tf_for_stmt`: rows of `tensor` by index."""
-    n = int(tensor.shape[0])
-    _index_loop(
-        n,
+    """TF's `_known_len_tf_for_stmt`: the rows of `tensor`, by index."""
+    _counted_loop(
+        int(tensor.shape[0]),
+        lambda k: k,
         lambda i: gather(tensor, i),
         extra_test,
         body,
@@ -696,39 +716,76 @@ def _tensor_loop(tensor, extra_test, body, get_state, set_state, names, opts):
     )
 
 
-def _index_loop(n, element, extra_test, body, get_state, set_state, names, opts):
-    index = creation_ops.constant(0)
+def _counted_loop(
+    n, index, element, extra_test, body, get_state, set_state, names, opts, step=1
+):
+    """`for k in range(n): body(element(i_k))` with `n` static, as one
+    `control_flow.for_range` (one `lax.scan`, reverse-differentiable; a
+    `break` makes each step a `lax.cond`). `index(k)` is the k-th value of the
+    range `for_range` runs (`i_k`), `element` what the body gets for it.
 
-    def aug_get_state():
-        return (index, *get_state())
+    Variables undefined before the loop are defined by its first iteration,
+    run before it; a loop of 0 iterations then fails TF's run-time check.
+    """
+    init = tuple(get_state())
+    _no_return_inside(init)
+    limit = opts.get("maximum_iterations")
+    if limit is not None:
+        n = min(n, int(limit))
+    nulls = [_is_null(v) for v in init]
+    first = 0
+    if any(nulls):
+        if n == 0:
+            _loop_ran_check(False, names, nulls)
+            return
+        _run_first(lambda: body(element(creation_ops.constant(index(0)))), names, nulls)
+        after = tuple(get_state())
+        _verify_loop_vars(init, after, names, nulls)
+        init, first = after, 1
+    init = tuple(_as_carried(name, v) for name, v in zip(names, init))
+    _check_invariants(init, names, opts)
+    if first >= n or (first and extra_test is not None and not _goes_on(extra_test)):
+        set_state(init)
+        return
 
-    def aug_set_state(values):
-        nonlocal index
-        index, *rest = values
-        set_state(tuple(rest))
+    def body_fn(i, *vals):
+        set_state(vals)
+        body(element(i))
+        new = tuple(get_state())
+        _verify_loop_vars(vals, new, names)
+        return _Carry(_as_carried(name, v) for name, v in zip(names, new))
 
-    def aug_body():
-        nonlocal index
-        body(element(index))
-        index = index + 1
+    def test_fn(*vals):
+        set_state(vals)
+        result = extra_test()
+        return result if _tensor(result) is not None else bool(result)
 
-    def aug_test():
-        main = index < n
-        if not _is_traced(main):
-            main = creation_ops.constant(bool(main))
-        if extra_test is not None:
-            return and_(lambda: main, extra_test)
-        return main
-
-    _staged_loop(
-        aug_test,
-        aug_body,
-        aug_get_state,
-        aug_set_state,
-        ("<internal iterate>", *names),
-        opts,
-        trip_count=n,
+    out = control_flow.for_range(
+        index(first),
+        index(n),
+        step,
+        body_fn,
+        _Carry(init),
+        extra_test=None if extra_test is None else test_fn,
     )
+    set_state(tuple(out))
+
+
+def _goes_on(extra_test) -> bool:
+    """Whether a loop whose first iteration ran goes on (a static `break`)."""
+    result = extra_test()
+    return _is_traced(result) or body_taken(result)
+
+
+def _no_return_inside(init):
+    for v in init:
+        if isinstance(v, UndefinedReturnValue):
+            raise NotImplementedError(
+                "a return statement cannot be placed inside this TensorFlow loop; "
+                "this may happen if a return statement depends on a static Python "
+                "condition such as a hyperparameter. (jaxtape, as TF: set a variable "
+                "and `break` instead, and return after the loop.)"
+            )
 
 
 def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
@@ -737,7 +794,9 @@ def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
     loop over its stack (a partial last batch is a second loop), so the body is
     traced once per shape, not once per element."""
     groups: list = []
-    for element in dataset:
+    with context.paused_tapes(), state_scope.creating_state():  # host values
+        elements = list(dataset)
+    for element in elements:
         leaves, treedef = _leaves(element)
         sig = (treedef, tuple((np.shape(x), np.dtype(_dtype_of(x))) for x in leaves))
         if groups and groups[-1][0] == sig:
@@ -757,8 +816,16 @@ def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
                 treedef, [gather(s, i) for s in stacked]
             )
 
-        _index_loop(
-            len(rows), element, extra_test, body, get_state, set_state, names, opts
+        _counted_loop(
+            len(rows),
+            lambda k: k,
+            element,
+            extra_test,
+            body,
+            get_state,
+            set_state,
+            names,
+            opts,
         )
 
 
