@@ -568,7 +568,7 @@ def test_trace_counts_match_tf(tf):
     assert ours[1] == theirs[1] == 1
 
 
-# -- TF's errors ------------------------------------------------------------------------
+# -- TF's errors -------------------------------------------------------------------
 def _loop_changing(change):
     def build(m):
         changes = {
@@ -848,7 +848,7 @@ def _range_loop(kind):
                 if m is not jt:  # TF: AutoGraph's loop over tf.range
                     s = x
                     if kind == "break":
-                        for i in m.range(10):
+                        for _ in m.range(10):
                             if s > 20.0:
                                 break
                             s = s * x
@@ -926,7 +926,7 @@ def test_print_inside_branches_and_loops_runs_each_call(tf, capfd):
     assert ours == theirs and ours.count("it") == 4
 
 
-# -- TensorArray ------------------------------------------------------------------------
+# -- TensorArray -------------------------------------------------------------------
 @pytest.mark.parametrize(
     "name",
     [
