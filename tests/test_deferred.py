@@ -180,3 +180,32 @@ def test_deferral_can_be_turned_off(no_deferral):
         tape.watch(x)
         y = x * 2.0
     assert not _pending(y)
+
+
+def test_a_keras_training_step_computes_nothing_before_its_gradient():
+    # Layers and losses look at their inputs' shapes and dtypes (autocasting,
+    # rank checks), which a pending value has without being computed: the
+    # forward pass runs inside the backward program, as for raw ops.
+    rng = np.random.default_rng(0)
+    x = rng.random((8, 6), np.float32)
+    y = rng.integers(0, 3, 8).astype(np.int32)
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input((6,)),
+            tf.keras.layers.Dense(5, "relu"),
+            tf.keras.layers.Dense(3),
+        ]
+    )
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    before = tf.autodiff.deferred_cache_stats()
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+    assert _pending(logits) and _pending(loss)
+    grads = tape.gradient(loss, model.trainable_variables)
+    after = tf.autodiff.deferred_cache_stats()
+    assert after["misses"] + after["hits"] == before["misses"] + before["hits"]
+    # The loss the backward filled in is the loss computed op by op.
+    want = loss_fn(y, model(x)).numpy()
+    np.testing.assert_allclose(float(loss), want, rtol=1e-6)
+    assert len(grads) == 4 and all(g is not None for g in grads)

@@ -23,7 +23,7 @@ from jaxtape._src.ops.nn_ops import check_labels, softmax_xent_tf
 # -- shape handling shared by every loss -------------------------------------------
 def _shape_of(x):
     if type(x) is Tensor:
-        return tuple(x._value.shape)
+        return tuple(x._v.shape)  # a pending value need not be computed
     return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
 
 

@@ -195,7 +195,7 @@ class Layer(Module):
         direct sublayers. Other objects (metrics, plain Modules) hold none."""
         own, subs, seen = [], [], {id(self)}
         for value in self._tracked.values():
-            for _, leaf in graph.flatten(value):
+            for leaf in _leaves(value):
                 if id(leaf) in seen or not isinstance(leaf, (Variable, Layer)):
                     continue
                 seen.add(id(leaf))
@@ -432,10 +432,11 @@ class Layer(Module):
                 x = x.read_value()
             if type(x) is not Tensor:
                 x = Tensor(jnp.asarray(to_value(x)))
+            dtype = x._v.dtype  # a pending value's too: casting must not compute it
             if (
                 self._autocast
-                and x._value.dtype != target
-                and (x._value.dtype.kind == "f" or x._value.dtype.name == "bfloat16")
+                and dtype != target
+                and (dtype.kind == "f" or dtype.name == "bfloat16")
             ):
                 x = math_ops.cast(x, target)
             return x
@@ -584,6 +585,19 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _leaves(value):
+    """What `graph.flatten` yields for a tracked attribute, with the common
+    cases (one weight or layer, an empty or flat list, a shape tuple) cheap:
+    Keras asks for its weights on every training step."""
+    if not isinstance(value, (list, tuple, dict)):
+        return (value,)
+    if type(value) is not dict and not any(
+        isinstance(v, (list, tuple, dict)) for v in value
+    ):
+        return value
+    return [leaf for _, leaf in graph.flatten(value)]
 
 
 def _sublayers(obj) -> list:
