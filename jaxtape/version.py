@@ -26,13 +26,13 @@ GraphDefs, and asking for them says it is not implemented.
 True
 """
 
-import jaxlib as _jaxlib
+from jaxlib import version as _jaxlib_version
 
 from jaxtape._src import missing as _missing
 
 VERSION = "2.21.0"
 JAXTAPE_VERSION = "0.1.0"
 GIT_VERSION = f"jaxtape-v{JAXTAPE_VERSION}"
-COMPILER_VERSION = f"XLA (jaxlib {_jaxlib.__version__})"
+COMPILER_VERSION = f"XLA (jaxlib {_jaxlib_version.__version__})"
 
 __getattr__ = _missing.module_getattr(__name__)

@@ -123,8 +123,9 @@ class ForwardAccumulator:
         return tree_unflatten_like(primals, out, tree)
 
 
-def _mismatch(a, b) -> type[Exception]:
-    """TF's `nest.assert_same_structure` error class for two different structures.
+def _mismatch(a, b) -> type[Exception] | None:
+    """TF's `nest.assert_same_structure` error class for two different structures
+    (None for the same structure).
 
     TypeError where some container types differ (a list against a tuple),
     ValueError where the nesting, lengths or dict keys differ.

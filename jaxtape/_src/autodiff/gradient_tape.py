@@ -17,6 +17,8 @@ import contextlib
 import enum
 import math
 import warnings
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -32,6 +34,9 @@ from jaxtape._src.core.tensor import (
 )
 from jaxtape._src.ops.array_ops import broadcast_to
 from jaxtape._src.state.variable import Variable, live_variables
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import Nested, TensorLike
 
 _state = context.state
 
@@ -128,7 +133,7 @@ class GradientTape:
         self._recording = False
 
     @contextlib.contextmanager
-    def stop_recording(self):
+    def stop_recording(self) -> Iterator[None]:
         """Temporarily stops recording on this tape (ops inside are not recorded).
 
         Raises:
@@ -163,7 +168,7 @@ class GradientTape:
         self._push()
 
     # -- watching --------------------------------------------------------------
-    def watch(self, tensor) -> None:
+    def watch(self, tensor: Nested[Tensor | Variable]) -> None:
         """Ensures `tensor` (a Tensor, Variable, or a nested structure) is tracked."""
         leaves, _ = _flatten(tensor)
         rec = self._rec
@@ -242,10 +247,12 @@ class GradientTape:
                 )
         return rec
 
-    def _end_request(self) -> None:
+    def _end_request(self, rec: Recorder) -> None:
+        """After a request on `rec` (`_begin_request`'s): a non-persistent tape
+        lets its recording go."""
         if not self._persistent:
-            self._watched = self._rec.variables
-            self._rec.release()  # computes what it left pending
+            self._watched = rec.variables
+            rec.release()  # computes what it left pending
             self._rec = None  # releases the recording; entering again starts anew
             self._released = True
 
@@ -313,11 +320,11 @@ class GradientTape:
 
     def gradient(
         self,
-        target,
-        sources,
-        output_gradients=None,
-        unconnected_gradients=UnconnectedGradients.NONE,
-    ):
+        target: Nested[Tensor | Variable],
+        sources: Nested[Tensor | Variable],
+        output_gradients: Nested[TensorLike | None] | None = None,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+    ) -> Any:
         """Computes the gradient of `target` with respect to `sources`.
 
         Args:
@@ -376,7 +383,7 @@ class GradientTape:
             if grad is None and mode is UnconnectedGradients.ZERO:
                 grad = Tensor(jnp.zeros(s.shape, s.dtype.as_numpy_dtype))
             out.append(grad)
-        self._end_request()
+        self._end_request(rec)
         return tree_unflatten_like(sources, out, src_tree)
 
     @staticmethod
@@ -402,12 +409,12 @@ class GradientTape:
 
     def jacobian(
         self,
-        target,
-        sources,
-        unconnected_gradients=UnconnectedGradients.NONE,
-        parallel_iterations=None,
-        experimental_use_pfor=True,
-    ):
+        target: Tensor | Variable,
+        sources: Nested[Tensor | Variable],
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """The Jacobian of `target` w.r.t. each source (`target.shape + source.shape`).
 
         Vectorised with `jax.jacrev` (no Python loop over rows). The result has
@@ -424,12 +431,12 @@ class GradientTape:
 
     def batch_jacobian(
         self,
-        target,
-        source,
-        unconnected_gradients=UnconnectedGradients.NONE,
-        parallel_iterations=None,
-        experimental_use_pfor=True,
-    ):
+        target: Tensor | Variable,
+        source: Tensor | Variable,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Tensor | None:
         """Per-example Jacobians: `[b, *target.shape[1:], *source.shape[1:]]`.
 
         Assumes, as TF does, that example i of `target` depends only on example i
@@ -492,7 +499,7 @@ class GradientTape:
                 out.append(Tensor(jnp.zeros(shape, s.dtype.as_numpy_dtype)))
             else:
                 out.append(None)
-        self._end_request()
+        self._end_request(rec)
         return tree_unflatten_like(sources, out, src_tree)
 
 
@@ -546,7 +553,7 @@ def _identity_grads(flat_targets, target_refs, cts, flat_sources) -> dict:
                     g = Tensor(jnp.ones(t.shape, t.dtype.as_numpy_dtype))
                 else:
                     g = _checked_cotangent(k, ct, t)
-                    g = g if type(g) is Tensor else Tensor(g)
+                    g = g if isinstance(g, Tensor) else Tensor(g)
                 extra[i] = g if i not in extra else extra[i] + g
     return extra
 

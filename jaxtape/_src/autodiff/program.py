@@ -19,6 +19,8 @@ backward passes become a few XLA calls.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+from typing import overload
 
 import jax
 from jax import lax
@@ -50,8 +52,10 @@ class Program:
     overrides: tuple
     signature: tuple  # avals of leaves and constants
     size: int  # number of local refs
+    # The hash of the fields above, computed once (programs key dict lookups).
+    _hash: int = dataclasses.field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(
             self,
             "_hash",
@@ -70,7 +74,17 @@ class Program:
     def __hash__(self) -> int:
         return self._hash
 
-    def replay(self, leaves, consts, forward_mode: bool = False, keep=None):
+    @overload
+    def replay(
+        self, leaves, consts, forward_mode: bool = False, keep: None = None
+    ) -> list: ...
+    @overload
+    def replay(
+        self, leaves, consts, forward_mode: bool = False, *, keep: Sequence[int]
+    ) -> tuple[list, list]: ...
+    def replay(
+        self, leaves, consts, forward_mode: bool = False, keep=None
+    ) -> list | tuple[list, list]:
         """The targets' values (and, with `keep`, those of these local refs)."""
         env = list(leaves) + [None] * (self.size - len(leaves))
         overrides = {(k, p): leaf for k, p, leaf in self.overrides}

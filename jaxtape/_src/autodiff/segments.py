@@ -137,7 +137,7 @@ def _split(program: Program, seg_ops: int, keep: tuple):
             spec,
             n_in,
             tuple(local(current[s]) for s in out_refs),
-            tuple(sorted(consts, key=consts.get)),
+            tuple(sorted(consts, key=consts.__getitem__)),
             sum(s in read_after[b + 1] for s in current),
         )
         segments.append((segment, in_refs, out_refs))

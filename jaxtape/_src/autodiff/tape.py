@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import types
 import warnings
+from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 import numpy as np
@@ -20,6 +21,9 @@ from jaxtape._src.autodiff import program
 from jaxtape._src.core import context
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.tensor import Tensor, tree_flatten
+
+if TYPE_CHECKING:
+    from jaxtape._src.state.variable import Variable
 
 _state = context.state
 
@@ -195,7 +199,7 @@ class _CaptureReads:
     ids = types.MappingProxyType({})  # tracks no tensor
 
     def __init__(self):
-        self.variables: dict[int, object] = {}
+        self.variables: dict[int, Variable] = {}
         self.reads: list = []
 
     def _on_read(self, var, t) -> None:

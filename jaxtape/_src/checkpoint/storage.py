@@ -204,8 +204,8 @@ def _os_errno(e: BaseException) -> int | None:
 def save_error(e: BaseException, path: str) -> errors.OpError | None:
     """`e`, raised while saving to `path`, as TF's error class (None: keep `e`)."""
     code = _os_errno(e)
-    cls = _ERRNO.get(code)
-    if cls is None:
+    cls = None if code is None else _ERRNO.get(code)
+    if code is None or cls is None:
         return None
     fix = _FIX.get(cls, "fix the path and save again")
     return cls(

@@ -249,10 +249,12 @@ class Kind:
             raise self.error(identifier)
         return obj
 
-    def serialize(self, obj):
-        """Keras's `serialize_keras_object` for an object of this kind."""
-        if obj is None:
-            return None
+    def serialize(self, obj: object) -> dict | None:
+        """Keras's `serialize_keras_object` for an object of this kind (or None)."""
+        return None if obj is None else self.serialize_object(obj)
+
+    def serialize_object(self, obj: Any) -> dict:
+        """`serialize` of an object (not None)."""
         if not hasattr(obj, "get_config"):  # a function: saved by name
             return {
                 "module": self.module if self.is_builtin(obj) else "builtins",

@@ -255,7 +255,7 @@ def get(identifier):
     return INITIALIZERS.get(identifier)
 
 
-def serialize(initializer) -> dict:
+def serialize(initializer) -> dict | None:
     """Keras's `{'module', 'class_name', 'config', 'registered_name'}` dict."""
     return INITIALIZERS.serialize(initializer)
 

@@ -38,7 +38,7 @@ def plain_config(cfg):
 
 def serialize_layer(layer) -> dict:
     """`layer`'s entry in a `.keras` config (what `Layer._serialize` returns)."""
-    out = LAYERS.serialize(layer)
+    out = LAYERS.serialize_object(layer)
     out["config"] = plain_config(out["config"])
     return out
 

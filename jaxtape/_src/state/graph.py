@@ -52,7 +52,9 @@ def walk(root, children: Children, order: str = "depth") -> Iterator[tuple]:
     """
     seen = {id(root)}
     if order == "breadth":
-        queue = collections.deque(((n,), c) for n, c in children(root))
+        queue: collections.deque[tuple[tuple, object]] = collections.deque(
+            ((n,), c) for n, c in children(root)
+        )
         while queue:
             path, obj = queue.popleft()
             if id(obj) in seen:
@@ -61,7 +63,9 @@ def walk(root, children: Children, order: str = "depth") -> Iterator[tuple]:
             yield path, obj
             queue.extend((path + (n,), c) for n, c in children(obj))
     elif order == "depth":
-        stack = [((n,), c) for n, c in reversed(list(children(root)))]
+        stack: list[tuple[tuple, object]] = [
+            ((n,), c) for n, c in reversed(list(children(root)))
+        ]
         while stack:
             path, obj = stack.pop()
             if id(obj) in seen:
@@ -101,7 +105,7 @@ def flatten(value, sort_dicts: bool = False) -> Iterator[tuple[tuple, object]]:
             return [(k, container[k]) for k in keys]
         return list(enumerate(container))
 
-    stack = [((), value)]
+    stack: list[tuple[tuple, object]] = [((), value)]
     while stack:
         path, obj = stack.pop()
         if isinstance(obj, (list, tuple, dict)):

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
+from typing import Any
 
 from jaxtape._src.core import context
 from jaxtape._src.state import graph
+from jaxtape._src.state import scope as _scope
 from jaxtape._src.state.variable import Variable
 
 
@@ -44,7 +46,12 @@ class name_scope:  # noqa: N801 - TF's public name
             self._cm = context.push_name_scope(self._name)
         return self._cm.__enter__()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool | None:
+        if self._cm is None:
+            raise RuntimeError(
+                "name_scope.__exit__ without __enter__: use the scope in a "
+                "`with jaxtape.name_scope(...):` block."
+            )
         return self._cm.__exit__(*exc)
 
 
@@ -146,10 +153,27 @@ class Module:
 
 @contextlib.contextmanager
 def init_scope():
-    """Lifts its body out of any tape recording (TF's `init_scope`), e.g. for
-    creating variables in a function that may be called under a tape."""
-    with context.paused_tapes():
-        yield
+    """Lifts its body out of any trace and tape (TF's `tf.init_scope`).
+
+    Inside a `jaxtape.function` the body runs eagerly at trace time, once per
+    trace: ops compute concrete Tensors (`.numpy()` works,
+    `jaxtape.executing_eagerly()` is True), Variables read and write their
+    own values, not the trace's; outside, it only pauses the tapes, e.g. for
+    creating variables in a function that may be called under a tape.
+
+    >>> @jaxtape.function
+    ... def f(x):
+    ...     with jaxtape.init_scope():
+    ...         scale = jaxtape.constant(2.0) * 3  # concrete: 6.0
+    ...     return x * scale
+    """
+    depth = context.state.function_depth
+    with context.paused_tapes(), _scope.creating_state():
+        context.state.function_depth = 0
+        try:
+            yield
+        finally:
+            context.state.function_depth = depth
 
 
 def module_children(obj) -> list:

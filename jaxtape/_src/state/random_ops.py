@@ -248,7 +248,7 @@ def shuffle(value, seed=None, name=None):
     """Randomly permutes `value` along its first dimension."""
     if np.ndim(value) == 0:  # a scalar has nothing to permute (TF returns it)
         return math_ops.identity(value)
-    n = np.shape(value)[0] if type(value) is not Tensor else value.shape[0]
+    n = np.shape(value)[0]  # (a Tensor's or Variable's `.shape`: no copy)
     perm = jax.random.permutation(_seeds.key(seed), n)
     return gather(value, Tensor(perm.astype(np.int32)))
 

@@ -12,16 +12,28 @@ import enum
 import itertools
 import threading
 import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import context, device, dtypes, errors
 from jaxtape._src.core.dispatch import to_value
-from jaxtape._src.core.tensor import Reference, Tensor, TensorShape, device_string
+from jaxtape._src.core.tensor import (
+    Reference,
+    Tensor,
+    TensorOperators,
+    TensorShape,
+    device_string,
+)
 from jaxtape._src.ops import tensor_methods
 from jaxtape._src.state import scope as _scope
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import DTypeLike, ShapeLike, TensorLike
 
 _state = context.state
 _scopes = _scope._stack
@@ -45,7 +57,7 @@ class VariableAggregation(enum.Enum):
     ONLY_FIRST_REPLICA = 3
 
 
-class Variable:
+class Variable(TensorOperators):
     """A mutable tensor-like value: model weights, optimizer slots, counters.
 
     Usable anywhere a Tensor is (ops read it). Trainable variables read inside
@@ -72,20 +84,20 @@ class Variable:
 
     def __init__(
         self,
-        initial_value=None,
-        trainable=None,
-        validate_shape=True,
-        caching_device=None,
-        name=None,
-        variable_def=None,
-        dtype=None,
-        import_scope=None,
-        constraint=None,
-        synchronization=VariableSynchronization.AUTO,
-        aggregation=VariableAggregation.NONE,
-        shape=None,
-        experimental_enable_variable_lifting=True,
-    ):
+        initial_value: TensorLike | Callable[[], TensorLike] | None = None,
+        trainable: bool | None = None,
+        validate_shape: bool = True,
+        caching_device: object = None,
+        name: str | None = None,
+        variable_def: object = None,
+        dtype: DTypeLike | None = None,
+        import_scope: str | None = None,
+        constraint: Callable[[Tensor], TensorLike] | None = None,
+        synchronization: VariableSynchronization = VariableSynchronization.AUTO,
+        aggregation: VariableAggregation = VariableAggregation.NONE,
+        shape: ShapeLike | None = None,
+        experimental_enable_variable_lifting: bool = True,
+    ) -> None:
         if initial_value is None:
             raise ValueError(
                 "Variable: initial_value must be given (a tensor-like "
@@ -262,28 +274,46 @@ class Variable:
         )
 
     # -- writing --------------------------------------------------------------
-    def assign(self, value, use_locking=None, name=None, read_value=True):
+    def assign(
+        self,
+        value: TensorLike,
+        use_locking: bool | None = None,
+        name: str | None = None,
+        read_value: bool = True,
+    ) -> Variable | None:
         """Sets the variable to `value` (same shape; converted to its dtype)."""
         value = self._checked(value, "assign")
         with state_lock:
             self._write(value)
         return self if read_value else None
 
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_add(
+        self,
+        delta: TensorLike,
+        use_locking: bool | None = None,
+        name: str | None = None,
+        read_value: bool = True,
+    ) -> Variable | None:
         """Adds `delta` to the variable."""
-        delta = self._checked(delta, "assign_add")
+        checked = self._checked(delta, "assign_add")
         with state_lock:  # read-modify-write: atomic across threads, as in TF
-            self._write(self._read_raw() + delta)
+            self._write(self._read_raw() + checked)
         return self if read_value else None
 
-    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_sub(
+        self,
+        delta: TensorLike,
+        use_locking: bool | None = None,
+        name: str | None = None,
+        read_value: bool = True,
+    ) -> Variable | None:
         """Subtracts `delta` from the variable."""
-        delta = self._checked(delta, "assign_sub")
+        checked = self._checked(delta, "assign_sub")
         with state_lock:
-            self._write(self._read_raw() - delta)
+            self._write(self._read_raw() - checked)
         return self if read_value else None
 
-    def _checked(self, value, what):
+    def _checked(self, value: TensorLike, what: str) -> Any:
         """`value` as an array of this variable's dtype and shape, by TF's rules.
 
         A Tensor or Variable of another dtype is TF's ValueError (cast it

@@ -13,6 +13,7 @@ import io
 import wave
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 
@@ -82,9 +83,10 @@ def should_record_summaries() -> Tensor:
 
 # -- the summary kinds ----------------------------------------------------------------
 def _proto():
-    from tensorboardX.proto.summary_pb2 import Summary
+    from tensorboardX.proto import summary_pb2
 
-    return Summary
+    # (protobuf builds the message classes at import: no names for pyright)
+    return summary_pb2.Summary  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def scalar(name, data, step=None, description=None) -> Tensor:

@@ -13,10 +13,14 @@ import os
 import threading
 import time
 import weakref
+from typing import TYPE_CHECKING
 
 import jax
 
 from jaxtape._src.core import errors
+
+if TYPE_CHECKING:
+    from tensorboardX.event_file_writer import EventsWriter
 
 
 class _Context(threading.local):
@@ -86,10 +90,11 @@ class SummaryWriter:
 
     def flush(self) -> None:
         """Writes queued events, once running compiled calls have written theirs."""
-        if self._writer is not None and not self._closed:
+        writer = self._writer
+        if writer is not None and not self._closed:
             jax.effects_barrier()
             with self._lock:
-                self._flush_locked()
+                self._flush_locked(writer)
 
     def close(self) -> None:
         """Flushes and closes the event file; later writes are an error."""
@@ -104,22 +109,26 @@ class SummaryWriter:
         """Appends one `Summary` proto at `step` (tensorboardX's event records)."""
         from tensorboardX.proto import event_pb2
 
-        event = event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary)
+        # (protobuf builds the message classes at import: no names for pyright)
+        event = event_pb2.Event(  # pyright: ignore[reportAttributeAccessIssue]
+            wall_time=time.time(), step=int(step), summary=summary
+        )
         with self._lock:
-            self._file().write_event(event)
+            writer = self._file()
+            writer.write_event(event)
             self._pending += 1
             if (
                 self._pending >= self._max_queue
                 or time.monotonic() - self._last_flush >= self._flush_secs
             ):
-                self._flush_locked()
+                self._flush_locked(writer)
 
-    def _flush_locked(self) -> None:
-        self._writer.flush()
+    def _flush_locked(self, writer: EventsWriter) -> None:
+        writer.flush()
         self._pending = 0
         self._last_flush = time.monotonic()
 
-    def _file(self):
+    def _file(self) -> EventsWriter:
         if self._closed:
             raise errors.FailedPreconditionError(
                 None,
