@@ -16,6 +16,9 @@ function: the primitive that tapes record, whose inputs are the Tensors (and
 Variable reads) the construct depends on (`Inputs`). Gradients through the
 construct are then JAX's (`jax.vjp` of `lax.cond`, `lax.scan`, ...).
 
+The rest is what every construct shares: structure helpers (TensorArrays are
+leaves), `dispatch` (the construct as one recorded op), `trace_all`.
+
 TF's tape semantics inside the jaxpr: a Variable read after an assignment in
 the same construct has the written value but the gradient of a read of the
 Variable (`state.scope.attach`): an assignment cuts gradients, as in TF.
@@ -31,9 +34,10 @@ import jax
 import jax.core
 import numpy as np
 
-from jaxtape._src.core import context
-from jaxtape._src.core.dispatch import to_value
-from jaxtape._src.core.tensor import Tensor, key_order, tree_flatten
+from jaxtape._src.core import context, dtypes
+from jaxtape._src.core.dispatch import OpInfo, dispatch_raw, to_value
+from jaxtape._src.core.tensor import Tensor, in_key_order, key_order, tree_flatten
+from jaxtape._src.ops.tensor_array import TensorArray
 from jaxtape._src.state import scope as _scope
 from jaxtape._src.state.variable import Variable
 
@@ -308,3 +312,104 @@ def retrace_needed(traced: Sequence[Traced]) -> list:
             if not any(t is u for u in out):
                 out.append(t)
     return out
+
+
+# -- what every construct shares: structures and the recorded op ---------------
+def is_leaf(x) -> bool:
+    return x is None or type(x) is Tensor or isinstance(x, (TensorArray, Variable))
+
+
+def leaves(structure) -> list:
+    return jax.tree_util.tree_leaves(structure, is_leaf=is_leaf)
+
+
+def is_traced(x) -> bool:
+    if type(x) is Tensor:
+        return isinstance(x._v, Tracer)
+    if isinstance(x, TensorArray):
+        return x._traced()
+    if isinstance(x, Variable):
+        return isinstance(x._read_raw(), Tracer)
+    return isinstance(x, Tracer)
+
+
+def in_trace(*structures) -> bool:
+    """Whether a construct on these values is compiled (TF's graph mode)."""
+    if _state.function_depth:
+        return True
+    return any(is_traced(leaf) for s in structures for leaf in leaves(s))
+
+
+def avals_text(tr: Traced) -> str:
+    it = iter(tr.out_avals[: tr.n_out])
+    leaves = [
+        (lambda a: f"Tensor(shape={tuple(a.shape)}, dtype={dtype_name(a.dtype)})")(
+            next(it)
+        )
+        if s is None
+        else None
+        for s in tr.static
+    ]
+    return str(jax.tree_util.tree_unflatten(tr.tree, leaves))
+
+
+def dtype_name(dtype) -> str:
+    return dtypes.of_array(np.dtype(dtype)).name
+
+
+def rebuild(tr: Traced, values: Sequence, tree=None, static=None, order=0):
+    it = iter(values)
+    static = tr.static if static is None else static
+    leaves = [next(it) if s is None else None for s in static]
+    out = jax.tree_util.tree_unflatten(tr.tree if tree is None else tree, leaves)
+    return in_key_order(out, tr.order if order == 0 else order)
+
+
+class Construct:
+    """The primitive tapes record for one traced construct (identity-hashed)."""
+
+    __slots__ = ("run", "__name__")
+
+    def __init__(self, run: Callable, name: str) -> None:
+        self.run = run
+        self.__name__ = name
+
+    def __call__(self, *vals):
+        return tuple(self.run(*vals))
+
+
+def dispatch(name: str, run: Callable, objs: list) -> list:
+    info = OpInfo(Construct(run, name), name, False, True)
+    out = dispatch_raw(info, objs, ())
+    return list(out)
+
+
+def trace_all(build: Callable[[list], list]) -> list:
+    """Traces a construct's functions; again, with the Tensors a tape tracks
+    but the jaxpr froze as constants (concrete values) made inputs."""
+    swapped: list = []
+    for _ in range(3):
+        traced = build(swapped)
+        more = retrace_needed(traced)
+        if not more:
+            break
+        swapped = swapped + [t for t in more if not any(t is u for u in swapped)]
+    return traced
+
+
+def union(groups) -> list:
+    out: list = []
+    for group in groups:
+        for v in group:
+            if not any(v is w for w in out):
+                out.append(v)
+    return out
+
+
+def position(items: list, x) -> int:
+    return next(k for k, y in enumerate(items) if y is x)
+
+
+def write_back(variables: list, values: Sequence) -> None:
+    for var, t in zip(variables, values):
+        var._write(t._value if type(t) is Tensor else t)

@@ -26,7 +26,7 @@ Lowerings, and why:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import jax
 import jax.core
@@ -35,16 +35,15 @@ import numpy as np
 from jax import lax
 
 from jaxtape._src.core import checks, context, dtypes, errors
-from jaxtape._src.core.dispatch import OpInfo, dispatch_raw, to_value
+from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import (
     Tensor,
     TensorShape,
     TensorSpec,
     in_key_order,
     key_order,
-    tree_flatten,
 )
-from jaxtape._src.function import capture
+from jaxtape._src.function import capture, loops
 from jaxtape._src.ops.tensor_array import TensorArray
 from jaxtape._src.state.variable import Variable
 
@@ -53,63 +52,6 @@ _Tracer = jax.core.Tracer
 
 
 # -- structures --------------------------------------------------------------------
-def _is_leaf(x) -> bool:
-    return x is None or type(x) is Tensor or isinstance(x, (TensorArray, Variable))
-
-
-def _leaves(structure) -> list:
-    return jax.tree_util.tree_leaves(structure, is_leaf=_is_leaf)
-
-
-def _traced(x) -> bool:
-    if type(x) is Tensor:
-        return isinstance(x._v, _Tracer)
-    if isinstance(x, TensorArray):
-        return x._traced()
-    if isinstance(x, Variable):
-        return isinstance(x._read_raw(), _Tracer)
-    return isinstance(x, _Tracer)
-
-
-def _in_trace(*structures) -> bool:
-    """Whether a construct on these values is compiled (TF's graph mode)."""
-    if _state.function_depth:
-        return True
-    return any(_traced(leaf) for s in structures for leaf in _leaves(s))
-
-
-def _loop_value(x, what: str):
-    """A loop variable or element as a Tensor (or a TensorArray)."""
-    if type(x) is Tensor or isinstance(x, TensorArray):
-        return x
-    if isinstance(x, Variable):
-        return x.read_value()
-    if x is None:
-        raise ValueError(
-            f"{what}: a loop variable is None. Loop variables must be Tensors, "
-            "TensorArrays or Python numbers (or structures of them)."
-        )
-    return Tensor(to_value(x))
-
-
-def _prepare(structure, extra: int | None, what: str):
-    """Loop variables as Tensors, TensorArrays as buffers of `extra` more rows."""
-
-    def one(x):
-        x = _loop_value(x, what)
-        return x._carry(extra) if isinstance(x, TensorArray) else x
-
-    return jax.tree_util.tree_map(one, structure, is_leaf=_is_leaf)
-
-
-def _paths(structure, prefix: str) -> list:
-    """A name per flat carry leaf (a TensorArray's buffer and size), for errors."""
-    flat = jax.tree_util.tree_flatten_with_path(
-        structure, is_leaf=lambda x: x is None or type(x) is Tensor
-    )[0]
-    return [prefix + jax.tree_util.keystr(path) for path, _ in flat]
-
-
 def _like(loop_vars, values):
     """`values` in the sequence type of `loop_vars` (TF packs into it)."""
     if isinstance(loop_vars, list):
@@ -120,8 +62,8 @@ def _like(loop_vars, values):
 
 
 def _assert_same_structure(a, b) -> None:
-    ta = jax.tree_util.tree_structure(a, is_leaf=_is_leaf)
-    tb = jax.tree_util.tree_structure(b, is_leaf=_is_leaf)
+    ta = jax.tree_util.tree_structure(a, is_leaf=capture.is_leaf)
+    tb = jax.tree_util.tree_structure(b, is_leaf=capture.is_leaf)
     if ta != tb:
         raise ValueError(
             "The two structures don't have the same nested structure.\n\n"
@@ -138,85 +80,9 @@ def _show(structure) -> str:
                 else x
             ),
             structure,
-            is_leaf=_is_leaf,
+            is_leaf=capture.is_leaf,
         )
     )
-
-
-def _avals_text(tr: capture.Traced) -> str:
-    it = iter(tr.out_avals[: tr.n_out])
-    leaves = [
-        (lambda a: f"Tensor(shape={tuple(a.shape)}, dtype={_dtype_name(a.dtype)})")(
-            next(it)
-        )
-        if s is None
-        else None
-        for s in tr.static
-    ]
-    return str(jax.tree_util.tree_unflatten(tr.tree, leaves))
-
-
-def _dtype_name(dtype) -> str:
-    return dtypes.of_array(np.dtype(dtype)).name
-
-
-def _rebuild(tr: capture.Traced, values: Sequence, tree=None, static=None, order=0):
-    it = iter(values)
-    static = tr.static if static is None else static
-    leaves = [next(it) if s is None else None for s in static]
-    out = jax.tree_util.tree_unflatten(tr.tree if tree is None else tree, leaves)
-    return in_key_order(out, tr.order if order == 0 else order)
-
-
-# -- the recorded op ---------------------------------------------------------------
-class _Construct:
-    """The primitive tapes record for one traced construct (identity-hashed)."""
-
-    __slots__ = ("run", "__name__")
-
-    def __init__(self, run: Callable, name: str) -> None:
-        self.run = run
-        self.__name__ = name
-
-    def __call__(self, *vals):
-        return tuple(self.run(*vals))
-
-
-def _dispatch(name: str, run: Callable, objs: list) -> list:
-    info = OpInfo(_Construct(run, name), name, False, True)
-    out = dispatch_raw(info, objs, ())
-    return list(out)
-
-
-def _trace_all(build: Callable[[list], list]) -> list:
-    """Traces a construct's functions; again, with the Tensors a tape tracks
-    but the jaxpr froze as constants (concrete values) made inputs."""
-    swapped: list = []
-    for _ in range(3):
-        traced = build(swapped)
-        more = capture.retrace_needed(traced)
-        if not more:
-            break
-        swapped = swapped + [t for t in more if not any(t is u for u in swapped)]
-    return traced
-
-
-def _union(groups) -> list:
-    out: list = []
-    for group in groups:
-        for v in group:
-            if not any(v is w for w in out):
-                out.append(v)
-    return out
-
-
-def _position(items: list, x) -> int:
-    return next(k for k, y in enumerate(items) if y is x)
-
-
-def _write_back(variables: list, values: Sequence) -> None:
-    for var, t in zip(variables, values):
-        var._write(t._value if type(t) is Tensor else t)
 
 
 # -- cond, switch_case, case -------------------------------------------------------
@@ -235,16 +101,16 @@ def _check_branches(traced: list, op_name: str, names: list) -> None:
             for a, b in zip(first.out_avals[: first.n_out], tr.out_avals[: tr.n_out]):
                 if a.dtype != b.dtype:
                     detail = (
-                        f"Tensor of dtype {_dtype_name(a.dtype)} and Tensor of "
-                        f"dtype {_dtype_name(b.dtype)} have different types"
+                        f"Tensor of dtype {capture.dtype_name(a.dtype)} and Tensor of "
+                        f"dtype {capture.dtype_name(b.dtype)} have different types"
                     )
                     break
         if detail is not None:
             raise TypeError(
                 f"{names[0]} and {bname} arguments to {op_name} must have the same "
                 "number, type, and overall structure of return values.\n\n"
-                f"{names[0]} output: {_avals_text(first)}\n"
-                f"{bname} output: {_avals_text(tr)}\n\nError details:\n{detail}"
+                f"{names[0]} output: {capture.avals_text(first)}\n"
+                f"{bname} output: {capture.avals_text(tr)}\n\nError details:\n{detail}"
             )
         for a, b in zip(first.out_avals[: first.n_out], tr.out_avals[: tr.n_out]):
             if a.shape != b.shape:
@@ -258,7 +124,7 @@ def _check_branches(traced: list, op_name: str, names: list) -> None:
 
 
 def _branch_fn(tr: capture.Traced, written: list) -> Callable:
-    pos = [_position(written, v) for v in tr.written]
+    pos = [capture.position(written, v) for v in tr.written]
 
     def branch(ins, cur):
         outs = tr.call(ins)
@@ -279,9 +145,9 @@ def _branches(op_name: str, key, fns: list, names: list, lower: Callable):
             for f, n in zip(fns, names)
         ]
 
-    traced = _trace_all(build)
+    traced = capture.trace_all(build)
     _check_branches(traced, op_name, names)
-    written = _union(tr.written for tr in traced)
+    written = capture.union(tr.written for tr in traced)
     inputs = capture.Inputs(traced)
     n_in = len(inputs.objs)
     cur = [v._read_raw() for v in written]
@@ -290,10 +156,10 @@ def _branches(op_name: str, key, fns: list, names: list, lower: Callable):
     def run(k, *vals):
         return lower(k, branch_fns, list(vals[:n_in]), list(vals[n_in:]))
 
-    out = _dispatch(op_name, run, [key, *inputs.objs, *cur])
+    out = capture.dispatch(op_name, run, [key, *inputs.objs, *cur])
     n = traced[0].n_out
-    _write_back(written, out[n:])
-    return _rebuild(traced[0], out[:n])
+    capture.write_back(written, out[n:])
+    return capture.rebuild(traced[0], out[:n])
 
 
 def _scalar_pred(pred):
@@ -449,318 +315,6 @@ def _check_case(xp, preds, exclusive, no_default):
         )
 
 
-# -- loops: one engine -------------------------------------------------------------
-class _Loop:
-    """A loop's traced step (and test), checked against its carry."""
-
-    def __init__(self, what, step, carry, xs, index_dtype, test, prefix, invariants):
-        self.what, self.index_dtype = what, index_dtype
-        self.x_flat, self.x_tree = tree_flatten(xs if xs is not None else ())
-        self.nx = len(self.x_flat)
-        preset: list = []
-        swapped: list = []
-        for _ in range(6):
-            self._set_carry(carry, prefix, invariants)
-            try:
-                traced = self._trace(step, test, preset, swapped)
-            except Exception:
-                # A TensorArray that learned its element shape in this trace
-                # (an unshaped carry's first write): trace again with it.
-                shaped = _learned_shapes(carry)
-                if shaped is None:
-                    raise
-                carry = shaped
-                continue
-            shaped = _learned_shapes(carry)
-            if shaped is not None:
-                carry = shaped
-                continue
-            written = _union(tr.written for tr in traced)
-            more = capture.retrace_needed(traced)
-            if len(written) == len(preset) and not more:
-                break
-            preset = written  # Variables assigned inside: loop carries
-            swapped = swapped + [t for t in more if not any(t is u for u in swapped)]
-        else:
-            raise RuntimeError(
-                f"The Variables that {what} assigns changed from one trace of its "
-                "body to the next; assign the same Variables whatever Python "
-                "values the body sees."
-            )
-        self.body, self.test, self.vars = traced[0], traced[1:] and traced[1], preset
-        if not self.test:
-            self.test = None
-        self._check_body(self.c_avals)
-        if self.test is not None:
-            self._check_test()
-        self.inputs = capture.Inputs(traced)
-
-    def _set_carry(self, carry, prefix, invariants) -> None:
-        self.c_flat, self.c_tree = tree_flatten(carry)
-        self.c_order = key_order(carry)
-        self.nc = len(self.c_flat)
-        self.c_avals = [capture.aval_of(t) for t in self.c_flat]
-        self.names = _paths(carry, prefix)
-        self.invariants = None
-        if invariants is not None:  # one per loop variable: one per flat leaf
-            self.invariants = []
-            for inv, leaf in zip(invariants, _leaves(carry)):
-                if isinstance(leaf, TensorArray):  # (its buffer and size)
-                    self.invariants += [None] * len(tree_flatten(leaf)[0])
-                else:
-                    self.invariants.append(inv)
-
-    def _trace(self, step, test, preset, swapped) -> list:
-        nc, nx, index_dtype = self.nc, self.nx, self.index_dtype
-        c_tree, c_order, x_tree = self.c_tree, self.c_order, self.x_tree
-        x_avals = [
-            jax.ShapeDtypeStruct(t.shape[1:], t._value.dtype) for t in self.x_flat
-        ]
-        i_avals = [] if index_dtype is None else [jax.ShapeDtypeStruct((), index_dtype)]
-
-        def step_args(vals):
-            ts = [Tensor(v) for v in vals]
-            c = jax.tree_util.tree_unflatten(c_tree, ts[:nc])
-            x = jax.tree_util.tree_unflatten(x_tree, ts[nc : nc + nx])
-            i = ts[-1] if index_dtype is not None else None
-            return (in_key_order(c, c_order), x, i)
-
-        def test_args(vals):
-            c = jax.tree_util.tree_unflatten(c_tree, [Tensor(v) for v in vals])
-            return (in_key_order(c, c_order),)
-
-        def test_fn(c):
-            return (test(c),)
-
-        traced = [
-            capture.trace(
-                step,
-                step_args,
-                self.c_avals + x_avals + i_avals,
-                f"the body of {self.what}",
-                preset,
-                swapped,
-            )
-        ]
-        if test is not None:
-            traced.append(
-                capture.trace(
-                    test_fn,
-                    test_args,
-                    self.c_avals,
-                    f"the condition of {self.what}",
-                    preset,
-                    swapped,
-                )
-            )
-        return traced
-
-    def _check_body(self, c_avals) -> None:
-        tr = self.body
-        c_tree, y_tree = jax.tree_util.treedef_children(tr.tree)
-        n_leaves = c_tree.num_leaves
-        static = tr.static
-        if c_tree != self.c_tree or any(s is not None for s in static[:n_leaves]):
-            raise ValueError(
-                "The two structures don't have the same nested structure.\n\n"
-                f"First structure: {_avals_text(tr)}\n\nSecond structure: "
-                f"{self.c_tree}\n\nThe body of {self.what} must return its loop "
-                "variables in the structure it was given them."
-            )
-        self.y_tree, self.y_static = y_tree, static[n_leaves:]
-        self.ny = tr.n_out - self.nc
-        for k, (a, b) in enumerate(zip(c_avals, tr.out_avals[: self.nc])):
-            name = self.names[k] if k < len(self.names) else f"loop_vars[{k}]"
-            if a.dtype != b.dtype:
-                raise TypeError(
-                    f"Loop var {name} enters the loop with type "
-                    f"<dtype: '{_dtype_name(a.dtype)}'> but has type "
-                    f"<dtype: '{_dtype_name(b.dtype)}'> after 1 iteration. {name} "
-                    "type should remain constant."
-                )
-            if a.shape != b.shape:
-                self._shape_changed(k, name, a.shape, b.shape)
-
-    def _shape_changed(self, k, name, before, after):
-        inv = self.invariants[k] if self.invariants is not None else None
-        if inv is not None and TensorShape(inv).is_compatible_with(after):
-            raise NotImplementedError(
-                f"Loop var {name} enters the loop with shape {TensorShape(before)} "
-                f"and has shape {TensorShape(after)} after one iteration, which its "
-                f"shape invariant {TensorShape(inv)} allows. jaxtape compiles loops "
-                "with XLA, which needs static shapes: pad the value to a fixed size "
-                "(and keep a length), or collect rows in a TensorArray."
-            )
-        shape = TensorShape(before) if inv is None else TensorShape(inv)
-        raise ValueError(
-            f"Input tensor `{name}` enters the loop with shape {shape}, but has "
-            f"shape {TensorShape(after)} after one iteration. To allow the shape "
-            "to vary across iterations, use the `shape_invariants` argument of "
-            "tf.while_loop to specify a less-specific shape."
-        )
-
-    def _check_test(self) -> None:
-        tr = self.test
-        aval = tr.out_avals[0] if tr.n_out == 1 else None
-        if aval is None or aval.dtype != np.bool_ or aval.shape != ():
-            got = "nothing" if aval is None else _avals_text(tr)
-            raise TypeError(
-                f"The condition of {self.what} must return a scalar boolean Tensor; "
-                f"got {got}. Compare with `<`, `jaxtape.less`, ... and reduce with "
-                "`jaxtape.reduce_all` if needed."
-            )
-
-    def run(
-        self, objs_extra: list, *, length, start, delta, reverse, max_iter, back_prop
-    ) -> tuple:
-        """Dispatches the loop as one op; returns (final carry, ys)."""
-        nc, nx, ny = self.nc, self.nx, self.ny
-        body, test = self.body, self.test
-        n_in = len(self.inputs.objs)
-        n_v = len(self.vars)
-        has_index = self.index_dtype is not None
-        index_dtype = self.index_dtype
-        y_avals = body.out_avals[nc : nc + ny]
-
-        def call_body(ins, c, x, i, v):
-            outs = body.call(ins, v, [*c, *x, *([i] if has_index else [])])
-            n = body.n_out
-            return list(outs[:nc]), list(outs[nc:n]), list(outs[n:])
-
-        def call_test(ins, c, v):
-            return test.call(ins, v, c)[0]
-
-        def run(*vals):
-            init = list(vals[:nc])
-            xs = list(vals[nc : nc + nx])
-            ins = list(vals[nc + nx : nc + nx + n_in])
-            vinit = list(vals[nc + nx + n_in : nc + nx + n_in + n_v])
-            rest = vals[nc + nx + n_in + n_v :]
-            if length is not None:
-                c, ys, v = _scan(
-                    call_body,
-                    call_test if test is not None else None,
-                    ins,
-                    init,
-                    xs,
-                    vinit,
-                    length,
-                    start,
-                    delta,
-                    index_dtype,
-                    reverse,
-                    y_avals,
-                )
-            else:
-                limit = rest[0] if rest else max_iter
-                c, v = _while(call_body, call_test, ins, init, vinit, limit)
-                ys = []
-            out = [*c, *ys, *v]
-            if not back_prop:
-                out = [lax.stop_gradient(o) for o in out]
-            return out
-
-        objs = [*self.c_flat, *self.x_flat, *self.inputs.objs]
-        objs += [v._read_raw() for v in self.vars] + objs_extra
-        if back_prop:
-            out = _dispatch(self.what, run, objs)
-        else:
-            with context.paused_tapes():
-                out = _dispatch(self.what, run, objs)
-        _write_back(self.vars, out[nc + ny :])
-        carry = jax.tree_util.tree_unflatten(self.c_tree, out[:nc])
-        carry = in_key_order(carry, self.c_order)
-        order = body.order[1] if isinstance(body.order, list) else None
-        ys = _rebuild(body, out[nc : nc + ny], self.y_tree, self.y_static, order)
-        return carry, ys
-
-
-def _learned_shapes(carry):
-    """`carry` with its unshaped TensorArrays given the element shapes their
-    first writes showed (None when there are none)."""
-    changed = []
-
-    def one(x):
-        if isinstance(x, TensorArray) and x._unshaped and x._cell.shape is not None:
-            changed.append(x)
-            return x._shaped()
-        return x
-
-    out = jax.tree_util.tree_map(one, carry, is_leaf=_is_leaf)
-    return out if changed else None
-
-
-def _scan(
-    call_body,
-    call_test,
-    ins,
-    init,
-    xs,
-    vinit,
-    length,
-    start,
-    delta,
-    index_dtype,
-    reverse,
-    y_avals,
-):
-    def step(state, xk):
-        c, v, running = state
-        x, k = xk
-        i = None
-        if index_dtype is not None:
-            i = (start + k * delta).astype(index_dtype)
-        if call_test is None:
-            c2, y, v2 = call_body(ins, c, x, i, v)
-            return (c2, v2, running), y
-        go = jnp.logical_and(running, call_test(ins, c, v))
-
-        def skip(_):
-            return c, [jnp.zeros(a.shape, a.dtype) for a in y_avals], v
-
-        c2, y, v2 = lax.cond(go, lambda _: call_body(ins, c, x, i, v), skip, None)
-        return (c2, v2, go), y
-
-    steps = jnp.arange(length, dtype=np.int32)
-    (c, v, _), ys = lax.scan(
-        step,
-        (init, vinit, jnp.asarray(True)),
-        (xs, steps),
-        length=length,
-        reverse=reverse,
-    )
-    return c, ys, v
-
-
-def _while(call_body, call_test, ins, init, vinit, limit):
-    def keep_going(state):
-        c, v, k = state
-        ok = call_test(ins, c, v)
-        if limit is not None:
-            ok = jnp.logical_and(ok, k < limit)
-        return ok
-
-    def step(state):
-        c, v, k = state
-        c2, _, v2 = call_body(ins, c, [], None, v)
-        return c2, v2, k + 1
-
-    c, v, _ = lax.while_loop(keep_going, step, (init, vinit, jnp.asarray(0, np.int32)))
-    return c, v
-
-
-def _static(x):
-    """`x` as a Python int when known while tracing (None: traced)."""
-    if x is None:
-        return None
-    v = x._value if type(x) is Tensor else x
-    if isinstance(v, Variable):
-        v = v._read_raw()
-    if isinstance(v, _Tracer):
-        return None
-    return int(np.asarray(v))
-
-
 # -- while_loop --------------------------------------------------------------------
 def while_loop(
     cond,
@@ -803,13 +357,13 @@ def while_loop(
         raise ValueError("'loop_vars' must be provided.")
     single = not isinstance(loop_vars, (list, tuple))
     state = (loop_vars,) if single else tuple(loop_vars)
-    limit = _static(maximum_iterations)
-    if not _in_trace(state, maximum_iterations):
+    limit = loops.static_int(maximum_iterations)
+    if not capture.in_trace(state, maximum_iterations):
         count = 0
         structure = state
         while limit is None or count < limit:
             c = cond(*state)
-            if _traced(c):  # a closure over a traced value: compile the rest
+            if capture.is_traced(c):  # a closure over a traced value: compile the rest
                 left = None if limit is None else limit - count
                 return _while_compiled(
                     cond,
@@ -863,8 +417,8 @@ def _while_compiled(
     maximum_iterations,
     back_prop,
 ):
-    static_limit = _static(maximum_iterations)
-    carry = _prepare(state, static_limit, "while_loop")
+    static_limit = loops.static_int(maximum_iterations)
+    carry = loops.prepare(state, static_limit, "while_loop")
     invariants = _invariants(shape_invariants, state, single)
     n = len(state)
 
@@ -876,7 +430,9 @@ def _while_compiled(
         return cond(*c)
 
     masked = back_prop and static_limit is not None
-    loop = _Loop("while_loop", step, carry, None, None, test, "loop_vars", invariants)
+    loop = loops.Loop(
+        "while_loop", step, carry, None, None, test, "loop_vars", invariants
+    )
     extra = []
     if maximum_iterations is not None and static_limit is None:
         m = maximum_iterations
@@ -904,7 +460,7 @@ def _invariants(shape_invariants, state, single):
         return x is None or isinstance(x, (TensorShape, TensorSpec))
 
     leaves, _ = jax.tree_util.tree_flatten(inv, is_leaf=is_leaf)
-    n = len(_leaves(state))
+    n = len(capture.leaves(state))
     if len(leaves) != n:
         raise ValueError(
             "shape_invariants must have the same structure as loop_vars: "
@@ -939,11 +495,11 @@ def for_range(start, limit, delta, body, loop_vars, extra_test=None, name=None):
     single = not isinstance(loop_vars, (list, tuple))
     state = (loop_vars,) if single else tuple(loop_vars)
     n = len(state)
-    bounds = [_static(b) for b in (start, limit, delta)]
+    bounds = [loops.static_int(b) for b in (start, limit, delta)]
     dtype = _index_dtype(start, limit, delta)
     if bounds[2] == 0:
         raise errors.InvalidArgumentError(None, "Range", "Requires delta != 0")
-    if not _in_trace(state, [start, limit, delta]):
+    if not capture.in_trace(state, [start, limit, delta]):
         s, lim, d = bounds
         for i in range(s, lim, d):
             if extra_test is not None and not bool(to_value(extra_test(*state))):
@@ -957,14 +513,14 @@ def for_range(start, limit, delta, body, loop_vars, extra_test=None, name=None):
         )
     s, lim, d = bounds
     trips = max(0, -(-(lim - s) // d))
-    carry = _prepare(state, trips, "for_range")
+    carry = loops.prepare(state, trips, "for_range")
 
     def step(c, x, i):
         out = body(i, *c)
         return (_unpack(out, n) if not single else (out,)), None
 
     test = None if extra_test is None else (lambda c: extra_test(*c))
-    loop = _Loop("for_range", step, carry, None, dtype, test, "loop_vars", None)
+    loop = loops.Loop("for_range", step, carry, None, dtype, test, "loop_vars", None)
     out, _ = loop.run(
         [],
         length=trips,
@@ -1016,9 +572,9 @@ def _for_dynamic(
 def _elements(elems, what: str):
     """`elems` as Tensors and their common length along axis 0."""
     elems = jax.tree_util.tree_map(
-        lambda x: _loop_value(x, what), elems, is_leaf=_is_leaf
+        lambda x: loops.loop_value(x, what), elems, is_leaf=capture.is_leaf
     )
-    flat = _leaves(elems)
+    flat = capture.leaves(elems)
     if not flat:
         raise ValueError(f"{what}: elems must hold at least one Tensor.")
     lengths = {t.shape[0] if t.shape else None for t in flat}
@@ -1043,8 +599,8 @@ def _stacked(results, like=None):
     from jaxtape._src.ops.array_ops import stack
 
     first = results[0]
-    flat0, tree = jax.tree_util.tree_flatten(first, is_leaf=_is_leaf)
-    cols = [jax.tree_util.tree_leaves(r, is_leaf=_is_leaf) for r in results]
+    flat0, tree = jax.tree_util.tree_flatten(first, is_leaf=capture.is_leaf)
+    cols = [jax.tree_util.tree_leaves(r, is_leaf=capture.is_leaf) for r in results]
     out = [
         None if flat0[k] is None else stack([c[k] for c in cols])
         for k in range(len(flat0))
@@ -1077,11 +633,11 @@ def _check_map_output(result, elems, signature):
     """TF's checks: `fn`'s result has the signature's structure and dtypes
     (the elements' when no signature is given)."""
     if signature is None:
-        want = [t.dtype for t in _leaves(elems)]
-        want_tree = jax.tree_util.tree_structure(elems, is_leaf=_is_leaf)
+        want = [t.dtype for t in capture.leaves(elems)]
+        want_tree = jax.tree_util.tree_structure(elems, is_leaf=capture.is_leaf)
     else:
         want, want_tree = _signature_dtypes(signature)
-    got_tree = jax.tree_util.tree_structure(result, is_leaf=_is_leaf)
+    got_tree = jax.tree_util.tree_structure(result, is_leaf=capture.is_leaf)
     if got_tree.num_leaves != want_tree.num_leaves or (
         want_tree.num_leaves > 1 and got_tree != want_tree
     ):
@@ -1091,7 +647,7 @@ def _check_map_output(result, elems, signature):
             "map_fn's fn must return the structure of `fn_output_signature` (of "
             "`elems` when none is given)."
         )
-    for want_dt, got in zip(want, _leaves(result)):
+    for want_dt, got in zip(want, capture.leaves(result)):
         got_dt = got.dtype if hasattr(got, "dtype") else None
         if want_dt is not None and got_dt is not None and got_dt != want_dt:
             raise errors.InvalidArgumentError(
@@ -1127,8 +683,8 @@ def map_fn(
     del parallel_iterations, swap_memory, infer_shape, name
     signature = fn_output_signature if fn_output_signature is not None else dtype
     elems, flat, n = _elements(elems, "map_fn")
-    tree = jax.tree_util.tree_structure(elems, is_leaf=_is_leaf)
-    if not _in_trace(elems):
+    tree = jax.tree_util.tree_structure(elems, is_leaf=capture.is_leaf)
+    if not capture.in_trace(elems):
         if n == 0:
             return _empty(elems, signature)
         results = []
@@ -1139,7 +695,9 @@ def map_fn(
         out = _stacked(results)
         if not back_prop:
             out = jax.tree_util.tree_map(
-                lambda t: Tensor(lax.stop_gradient(t._value)), out, is_leaf=_is_leaf
+                lambda t: Tensor(lax.stop_gradient(t._value)),
+                out,
+                is_leaf=capture.is_leaf,
             )
         return out
 
@@ -1148,7 +706,7 @@ def map_fn(
         _check_map_output(y, elems, signature)
         return (), y
 
-    loop = _Loop("map_fn", step, (), elems, None, None, "", None)
+    loop = loops.Loop("map_fn", step, (), elems, None, None, "", None)
     _, ys = loop.run(
         [],
         length=n,
@@ -1165,7 +723,9 @@ def _empty(elems, signature):
     """map_fn over no elements: empty results of the signature's dtypes (TF)."""
     if signature is None:
         return jax.tree_util.tree_map(
-            lambda t: Tensor(jnp.zeros((0,), t._value.dtype)), elems, is_leaf=_is_leaf
+            lambda t: Tensor(jnp.zeros((0,), t._value.dtype)),
+            elems,
+            is_leaf=capture.is_leaf,
         )
     dts, tree = _signature_dtypes(signature)
     return jax.tree_util.tree_unflatten(
@@ -1175,11 +735,11 @@ def _empty(elems, signature):
 
 def _scan_family(what, fn, elems, initializer, reverse, keep_all, back_prop):
     elems, flat, n = _elements(elems, what)
-    tree = jax.tree_util.tree_structure(elems, is_leaf=_is_leaf)
+    tree = jax.tree_util.tree_structure(elems, is_leaf=capture.is_leaf)
     no_init = initializer is None
     if no_init and n == 0:
         raise ValueError(f"{what}: elems is empty and no initializer is given.")
-    if not _in_trace(elems, initializer):
+    if not capture.in_trace(elems, initializer):
         xs = _unstacked(flat, tree, n)
         if reverse:
             xs = xs[::-1]
@@ -1200,20 +760,20 @@ def _scan_family(what, fn, elems, initializer, reverse, keep_all, back_prop):
 
         first = n - 1 if reverse else 0
         acc0 = jax.tree_util.tree_map(
-            lambda t: gather(t, first), elems, is_leaf=_is_leaf
+            lambda t: gather(t, first), elems, is_leaf=capture.is_leaf
         )
         rest = jax.tree_util.tree_map(
-            lambda t: t[:-1] if reverse else t[1:], elems, is_leaf=_is_leaf
+            lambda t: t[:-1] if reverse else t[1:], elems, is_leaf=capture.is_leaf
         )
-        acc0 = _prepare(acc0, n, what)
+        acc0 = loops.prepare(acc0, n, what)
     else:
-        acc0, rest = _prepare(initializer, n, what), elems
+        acc0, rest = loops.prepare(initializer, n, what), elems
 
     def step(c, x, i):
         acc = fn(c[0], x)
         return (acc,), acc if keep_all else None
 
-    loop = _Loop(what, step, (acc0,), rest, None, None, "initializer", None)
+    loop = loops.Loop(what, step, (acc0,), rest, None, None, "initializer", None)
     length = n - 1 if no_init else n
     (acc,), ys = loop.run(
         [],
@@ -1233,7 +793,7 @@ def _scan_family(what, fn, elems, initializer, reverse, keep_all, back_prop):
             a = expand_dims(a, 0)
             return concat([y, a] if reverse else [a, y], 0)
 
-        ys = jax.tree_util.tree_map(join, acc0, ys, is_leaf=_is_leaf)
+        ys = jax.tree_util.tree_map(join, acc0, ys, is_leaf=capture.is_leaf)
     return ys
 
 
