@@ -6,6 +6,7 @@ from jaxtape._src.core.errors import (  # noqa: F401
     CancelledError,
     DataLossError,
     DeadlineExceededError,
+    EscapedTensorError,
     FailedPreconditionError,
     InternalError,
     InvalidArgumentError,

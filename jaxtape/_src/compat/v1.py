@@ -11,6 +11,7 @@ import functools
 import types
 
 from jaxtape._src.autodiff.gradient_tape import GradientTape
+from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.state.variable import Variable
@@ -21,8 +22,9 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
 
 
 def executing_eagerly() -> bool:
-    """True outside `jaxtape.function` tracing."""
-    return True
+    """False while `jaxtape.function` traces (but inside `jaxtape.init_scope`),
+    True otherwise, as TF's `tf.executing_eagerly`."""
+    return context.state.function_depth == 0
 
 
 def _as_tensors(args):

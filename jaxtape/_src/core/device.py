@@ -205,7 +205,11 @@ def run(fn, vals, params):
         return fn(*vals, *params)
     except ValueError as error:
         if "incompatible devices" not in str(error):
+            errors.escaped(vals, error)  # a tracer that escaped a jaxtape.function
             raise
+    except Exception as error:
+        errors.escaped(vals, error)
+        raise
     default = jax.devices()[0]
     vals = [jax.device_put(v, default) if isinstance(v, jax.Array) else v for v in vals]
     return fn(*vals, *params)

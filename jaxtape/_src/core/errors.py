@@ -110,3 +110,39 @@ def invalid_argument(message: str, op: str | None = None) -> InvalidArgumentErro
     """An `InvalidArgumentError` whose text ends in TF's ` [Op:Name]` tag."""
     suffix = f" [Op:{op}]" if op else ""
     return InvalidArgumentError(None, op, message + suffix)
+
+
+class EscapedTensorError(AttributeError, TypeError):
+    """A Tensor whose traced value escaped from a `jaxtape.function` was used.
+
+    TF raises `AttributeError` for `.numpy()` of such a (graph) tensor and
+    `TypeError` when it is an op's input; this class is both, so that
+    `except AttributeError` or `except TypeError` written for TF still works.
+
+      Wrong: @jaxtape.function
+             def f(x): self.last = x * 2; return x     # self.last escapes
+      Right: @jaxtape.function
+             def f(x): return x, x * 2                 # return it instead
+    """
+
+
+EscapedTensorError.__module__ = "jaxtape.errors"
+
+ESCAPED = (
+    "This Tensor holds a traced value that escaped from a jaxtape.function: it was "
+    "stored in Python state (an attribute, a global, a list) while the function "
+    "was traced, and has no value outside it. Return it from the function "
+    "instead, or keep it in a jaxtape.Variable (assign inside the function)."
+)
+
+
+def escaped(values, cause: BaseException | None = None) -> None:
+    """Raises `EscapedTensorError` if one of `values` is a tracer while no JAX
+    transformation runs (so its trace has ended). Called where an op failed;
+    the cause is kept."""
+    from jax._src import core  # (L0 keeps its imports light: only on errors)
+
+    if not core.trace_ctx.is_top_level():
+        return  # inside jax.jit/vmap/grad: JAX's own error says it
+    if any(isinstance(v, core.Tracer) for v in values):
+        raise EscapedTensorError(ESCAPED) from cause

@@ -15,7 +15,7 @@ import jax
 import jax.core
 import numpy as np
 
-from jaxtape._src.core import context, dtypes
+from jaxtape._src.core import context, dtypes, errors
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.device import device_name
 
@@ -141,8 +141,12 @@ class TensorShape(tuple):
 
 
 def _dimension(d):
-    """One dimension as TF reads it: an int (anything with `__index__`) or None."""
-    if d is None:
+    """One dimension as TF reads it: an int (anything with `__index__`) or None.
+
+    A symbolic size (a `jaxtape.function` traced once for all sizes of an
+    `input_signature`'s `None` dimension) is None, as TF's static shape shows it.
+    """
+    if d is None or jax.export.is_symbolic_dim(d):
         return None
     try:
         return operator.index(d)
@@ -295,7 +299,7 @@ class Tensor(TensorOperators):
                     "tf.function): the value is not computed yet. Return the tensor "
                     "from the function, or use `jaxtape.print` to see it at run time."
                 )
-            raise RuntimeError(_ESCAPED)
+            raise errors.EscapedTensorError(errors.ESCAPED)
         if context.state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
         out = np.asarray(value)
@@ -538,14 +542,6 @@ _TRACED_CONTROL_FLOW = (
     "known while tracing. Use `jaxtape.cond(pred, true_fn, false_fn)`, "
     "`jaxtape.while_loop(cond, body, loop_vars)` or `jaxtape.switch_case`, or pass "
     "a Python value instead of a Tensor (a new value retraces)."
-)
-
-
-_ESCAPED = (
-    "This Tensor holds a traced value that escaped from a jaxtape.function: it was "
-    "stored in Python state (an attribute, a global, a list) while the function "
-    "was traced, and has no value outside it. Return it from the function "
-    "instead, or keep it in a jaxtape.Variable (assign inside the function)."
 )
 
 

@@ -24,16 +24,18 @@ from __future__ import annotations
 
 import collections
 import functools
+import inspect
+import itertools
 import logging
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 import jax
 import jax.core
 import numpy as np
 
-from jaxtape._src.core import checks, context, errors
+from jaxtape._src.core import checks, context, dtypes, errors
 from jaxtape._src.core.compile_cache import guard as _guard
 from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
 from jaxtape._src.core.tensor import (
@@ -44,29 +46,12 @@ from jaxtape._src.core.tensor import (
     tree_flatten,
     tree_map,
 )
+from jaxtape._src.function import signature as _sig
+from jaxtape._src.function import specialize
 from jaxtape._src.state import scope as _scope
 from jaxtape._src.state.variable import Variable, live_variables, state_lock
 
-_MAX_TRACES_PER_CALL = 4
 MAX_TRACES = 64  # traces (compiled programs) a Function keeps, least recent dropped
-
-
-def _is_array(x) -> bool:
-    return type(x) is Tensor or isinstance(x, (jax.Array, np.ndarray, np.generic))
-
-
-def _leaf_key(x):
-    """The static part of an argument leaf (its value, unless it is an array)."""
-    if _is_array(x):
-        v = x._value if type(x) is Tensor else x
-        return ("array", tuple(np.shape(v)), v.dtype)
-    if isinstance(x, Variable):
-        return ("variable", id(x))
-    try:
-        hash(x)
-    except TypeError:
-        return ("object", id(x))
-    return ("value", type(x).__name__, x)
 
 
 def _unsettled(*args: Any) -> Any:
@@ -76,11 +61,24 @@ def _unsettled(*args: Any) -> Any:
     )
 
 
+_serials = itertools.count()
+
+
 class _Trace:
     """One compiled program for one input signature."""
 
-    def __init__(self, fn, lifted, treedef, statics, arg_order=None):
+    def __init__(self, fn, lifted, treedef, statics, arg_order=None, poly=None):
         self.fn = fn
+        self.serial = next(_serials)  # creation order (printed signatures)
+        # A symbolic trace (`specialize`): the array leaves' symbolic avals and
+        # where their unknown sizes sit; None for a trace of concrete shapes.
+        self.poly = poly
+        self.poly_failed = False  # a size it could not be specialized to
+        self.key = None  # the trace's key (`signature`), set by Function
+        self.signature: Any = None  # (args, kwargs) as TF prints them
+        self.closed = None  # the traced jaxpr (`settle`)
+        self.leaf_avals: list = []  # the arrays' avals it was traced with
+        self.out_specs: list = []  # the outputs' shapes and dtypes (`settle`)
         self.arg_order = arg_order  # `key_order` of the tracing call's arguments
         self.lifted = [weakref.ref(v) for v in lifted]
         self.avals = [(v._value.shape, v._value.dtype) for v in lifted]
@@ -154,6 +152,29 @@ class _Trace:
         new_state = [scope.value_of(lifted[i]) for i in self.written]
         return values, new_state
 
+    def trace_program(self, var_vals, leaves):
+        """Runs the Python function under `jax.jit`'s tracer (no compile):
+        with symbolic sizes for a symbolic trace."""
+        if self.poly is not None:
+            self.leaf_avals = self.poly[0]
+        else:
+            self.leaf_avals = [
+                jax.ShapeDtypeStruct(np.shape(x), x.dtype) for x in leaves
+            ]
+        return self.jitted.trace(var_vals, self.leaf_avals)
+
+    def specializes(self, var_vals, leaves) -> bool:
+        """Whether a symbolic trace's program builds for these sizes (its
+        jaxpr replayed with them; jax.jit keeps the result for the call)."""
+        if self.poly is None:
+            return True
+        try:
+            self._plain.trace(*var_vals, *leaves)
+        except Exception:
+            self.poly_failed = True
+            return False
+        return True
+
     def settle(self, traced) -> None:
         """After the first trace: lifts only the Variables it read or wrote,
         and builds the plain and donating programs from its jaxpr.
@@ -169,17 +190,26 @@ class _Trace:
             if v is not None and id(v) in self.used:
                 keep.append(i)
         closed, n_all, n_keep = traced.jaxpr, len(self.lifted), len(keep)
+        self.closed = closed
         n_error = n_pred = 0
         if self.checked:
             n_error, n_pred, self.error_tree = checks.error_layout(traced.out_info[0])
         self.has_checks = bool(n_error)
+        info = traced.out_info[1] if self.checked else traced.out_info
+        self.out_specs = [(x.shape, x.dtype) for x in info[0]]
+        dims = self.poly[1] if self.poly is not None else None
 
         def run(args):
             full = [None] * n_all  # an input the trace did not touch is never read
             for i, val in zip(keep, args[:n_keep]):
                 full[i] = val
             leaf_vals = args[n_keep:]
-            return jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *full, *leaf_vals)
+            if dims is None:
+                return jax.core.eval_jaxpr(
+                    closed.jaxpr, closed.consts, *full, *leaf_vals
+                )
+            env = specialize.environment(dims, leaf_vals)  # a symbolic trace
+            return specialize.evaluate(closed, [*full, *leaf_vals], env)
 
         def flat(*args):
             out = run(args)
@@ -347,11 +377,14 @@ class _Trace:
 
 _TENSOR, _ARRAY = object(), object()
 _SINGLETON = (
-    "jaxtape.function {!r} only supports Variables created on the first call, "
-    "as tf.function does; this one creates a new Variable every time it runs. "
-    "Create it once, outside the function, or guard its creation:\n"
+    "tf.function only supports singleton tf.Variables created on the first call. "
+    "Make sure the tf.Variable is only created once or created outside "
+    "tf.function. See https://www.tensorflow.org/guide/function#creating_tfvariables"
+    " for more information. (jaxtape.function {!r} created Variables on its "
+    "first call and creates new ones again: create them once, outside the "
+    "function, or guard their creation:\n"
     "  Wrong: def f(x): v = jaxtape.Variable(1.0); ...\n"
-    "  Right: if self.v is None: self.v = jaxtape.Variable(1.0)"
+    "  Right: if self.v is None: self.v = jaxtape.Variable(1.0))"
 )
 _RETURN_ERROR = (
     "jaxtape.function returned {!r}, a traced value that is not a Tensor; return "
@@ -412,36 +445,49 @@ class _CompiledCall:
 
 
 class _RetracingDetector:
-    """TF's frequent-tracing warning: when 5 of a Python function's last ~10
-    calls traced it (at most twice per function), a warning is logged with
-    TF's text, as `tf.function` logs it."""
+    """TF's frequent-tracing warning (`_FrequentTracingDetector`), with TF's
+    counts and text: per Python function (its code object, so that functions
+    made in a loop share one history), the calls of the last ~10 that traced;
+    when 5 did, a warning is logged (at most twice per function). A call that
+    traced counts once however many traces it made; `get_concrete_function`
+    does not count."""
 
     _HISTORY, _THRESHOLD, _MAX_WARNINGS = 10, 5, 2
 
     def __init__(self):
-        self._by_function = weakref.WeakKeyDictionary()  # fn -> [calls per trace]
-        self._warned = weakref.WeakKeyDictionary()
+        # key -> [calls per tracing (a list), call count, warnings given]
+        self._by_key: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    def traced(self, function, untraced_calls: int) -> None:
+    @staticmethod
+    def _key(fn):
+        while hasattr(fn, "__wrapped__"):
+            fn = fn.__wrapped__
+        fn = getattr(fn, "__func__", fn)  # methods: one history per function
+        return getattr(fn, "__code__", fn)
+
+    def called_with_tracing(self, function, untraced_calls: int) -> None:
+        """A call traced; `untraced_calls` calls since the last report did not."""
         fn = function._fn
-        key = getattr(fn, "__func__", fn)  # methods: one history per function
         try:
-            history = self._by_function.setdefault(key, [])
+            state = self._by_key.setdefault(self._key(fn), [[], 0, 0])
         except TypeError:  # not weak-referenceable: no history
             return
-        if history:
-            history[-1] += untraced_calls
-        elif untraced_calls:
-            history.append(untraced_calls)
-        history.append(1)
-        while history and sum(history) - history[0] > self._HISTORY:
-            history.pop(0)
-        warned = self._warned.get(key, 0)
-        if len(history) >= self._THRESHOLD and warned < self._MAX_WARNINGS:
-            self._warned[key] = warned + 1
-            logging.getLogger("jaxtape").warning(
-                _RETRACING.format(len(history), sum(history), key)
-            )
+        per_tracing = state[0]
+        if untraced_calls:  # (TF's called_without_tracing, once per call)
+            if not per_tracing:
+                per_tracing.append(0)
+            per_tracing[-1] += untraced_calls
+            state[1] += untraced_calls
+        state[1] += 1
+        per_tracing.append(1)
+        while per_tracing and state[1] - per_tracing[0] > self._HISTORY:
+            state[1] -= per_tracing.pop(0)
+        if state[2] >= self._MAX_WARNINGS or len(per_tracing) < self._THRESHOLD:
+            return
+        state[2] += 1
+        logging.getLogger("jaxtape").warning(
+            _RETRACING.format(len(per_tracing), state[1], fn)
+        )
 
 
 _RETRACING = (
@@ -449,10 +495,11 @@ _RETRACING = (
     "is expensive and the excessive number of tracings could be due to (1) "
     "creating @jaxtape.function repeatedly in a loop, (2) passing tensors with "
     "different shapes, (3) passing Python objects instead of tensors. For (1), "
-    "please define your @jaxtape.function outside of the loop. For (2), give "
-    "the function an `input_signature` (XLA still compiles one program per "
-    "shape: pad or bucket the shapes). For (3), pass tensors: each new Python "
-    "value is a new trace."
+    "please define your @jaxtape.function outside of the loop. For (2), "
+    "@jaxtape.function has reduce_retracing=True option that can avoid "
+    "unnecessary retracing. For (3), please refer to "
+    "https://www.tensorflow.org/guide/function#controlling_retracing and "
+    "https://www.tensorflow.org/api_docs/python/tf/function for  more details."
 )
 _retracing = _RetracingDetector()
 
@@ -475,18 +522,32 @@ class Function:
 
     Args:
       python_function: the function (or method) to compile.
-      input_signature: optional list of `TensorSpec`s; calls must match it
-        (a `None` dimension accepts any size, but XLA still compiles one
-        program per concrete shape).
+      input_signature: optional (nested) list of `TensorSpec`s; calls must
+        match it (TF's `TypeError` otherwise); Python numbers, lists and NumPy
+        arrays are converted to the specs' dtypes. With `None` dimensions the
+        Python function is traced ONCE for all sizes (`specialize`); XLA
+        compiles one program per concrete shape behind it.
       jit_compile: accepted; everything is compiled with XLA.
-      reduce_retracing: accepted; retracing follows the rules below anyway.
+      reduce_retracing: TF's shape relaxation: a call with new shapes traces
+        with the dimensions that differ from an earlier trace's as `None`, so
+        that further sizes reuse that trace. `experimental_relax_shapes` is
+        its deprecated alias.
       autograph: whether to convert Python `if`/`while`/`for` on tensors to
         control flow, as TF's AutoGraph does (`jaxtape.autograph`); with
         False, such code raises an error that names the fix.
       experimental_autograph_options: TF's `autograph.experimental.Feature`s.
 
     Retracing happens when the tensor shapes or dtypes, the nested structure,
-    or the Python values of non-tensor arguments change.
+    or the Python values of non-tensor arguments change; a call runs the most
+    specific trace that accepts it (a trace with `None` dimensions accepts
+    every size). Variables may be created on the first call only, as in TF.
+
+    Differences from TensorFlow: where a trace with unknown sizes cannot be
+    traced symbolically (Python code that needs a concrete size, see
+    `specialize`), each size is traced on its own (Python side effects once
+    per size); unknown sizes that are equal in the tracing call are assumed
+    equal, so a later call where they differ traces once more; shapes of
+    different ranks are not relaxed to an unknown rank.
     """
 
     __name__: str  # (and `__doc__`, `__wrapped__`: the Python function's)
@@ -507,16 +568,28 @@ class Function:
         # AutoGraph: the function as traces call it, converted on first use.
         self._autograph = (autograph, experimental_autograph_options)
         self._converted: Callable[..., Any] | None = None
-        self._input_signature = (
-            None if input_signature is None else list(input_signature)
+        self._input_signature = _sig.check_input_signature(input_signature)
+        self._reduce_retracing = bool(reduce_retracing or experimental_relax_shapes)
+        self._options = dict(
+            input_signature=input_signature,
+            jit_compile=jit_compile,
+            reduce_retracing=self._reduce_retracing,
+            autograph=autograph,
+            experimental_autograph_options=experimental_autograph_options,
         )
-        # The most recently used traces (an LRU of `MAX_TRACES`); each holds
-        # its compiled programs, freed with it.
+        # The most recently used traces (an LRU of `MAX_TRACES`), by key (a
+        # symbolic trace's: (key, pattern)); each holds its compiled programs.
         self._traces: collections.OrderedDict = collections.OrderedDict()
+        self._general: list[_Trace] = []  # the symbolic ones, oldest first
+        self._failed: set = set()  # (key, pattern) that cannot trace symbolically
+        self._resolved: dict = {}  # a call's key -> the symbolic trace it runs
         self._fast_traces: dict = {}  # all-array calls: (shape, dtype) per arg
         self._tracing_count = 0
+        self._created_variables = False  # whether the first call created some
         self._untraced_calls = 0  # for the retracing detector, since it last saw us
         functools.update_wrapper(self, python_function)
+        if name is not None:
+            self.__name__ = name
 
     # -- methods: one Function per instance ------------------------------------------
     def __get__(self, instance, owner):
@@ -525,18 +598,24 @@ class Function:
         cache = instance.__dict__.setdefault("_jaxtape_functions", {})
         bound = cache.get(id(self))
         if bound is None:
-            bound = Function(
-                self._fn.__get__(instance, owner),
-                self._input_signature,
-                autograph=self._autograph[0],
-                experimental_autograph_options=self._autograph[1],
-            )
+            bound = Function(self._fn.__get__(instance, owner), **self._options)
             cache[id(self)] = bound
         return bound
 
     @property
     def python_function(self):
         return self._fn
+
+    @property
+    def input_signature(self):
+        """The `input_signature` as TF gives it: a tuple of TensorSpecs, or None."""
+        specs = self._input_signature
+        return None if specs is None else tuple(specs)
+
+    @property
+    def function_spec(self):
+        """TF's `function_spec`: the Python signature and the input signature."""
+        return _FunctionSpec(self._fn, self.input_signature)
 
     def _traced_function(self) -> Callable[..., Any]:
         """The Python function as traces call it: converted by AutoGraph
@@ -552,47 +631,32 @@ class Function:
         return self._tracing_count
 
     # -- calling ---------------------------------------------------------------------
-    def _signature(self, args, kwargs):
+    def _signature(self, args, kwargs) -> _Call:
+        """The call's key, structure and array leaves (bound to the
+        `input_signature` first, if any: TF's TypeError when it does not fit)."""
+        converted = False
+        if self._input_signature is not None:
+            args, converted = _sig.bind(self._fn, self._input_signature, args, kwargs)
+            kwargs = {}
         flat, treedef = jax.tree_util.tree_flatten(
             (args, kwargs),
             is_leaf=lambda x: type(x) is Tensor or x is None or isinstance(x, Variable),
         )
-        if self._input_signature is not None:
-            self._check_signature(args, self._input_signature)
-        is_arr = tuple(_is_array(x) for x in flat)
-        key = (treedef, tuple(_leaf_key(x) for x in flat))
+        is_arr = tuple(_sig.is_array(x) for x in flat)
+        key = (treedef, tuple(_sig.leaf_key(x) for x in flat))
         objs = [x for x, a in zip(flat, is_arr) if a]
         leaves = [x._value if type(x) is Tensor else x for x in objs]
         statics = tuple(x for x, a in zip(flat, is_arr) if not a)
-        return key, (treedef, is_arr), statics, leaves, objs
-
-    def _check_signature(self, args, specs: list) -> None:
-        if len(args) != len(specs):
-            raise TypeError(
-                f"{self.__name__} was given {len(args)} positional arguments but its "
-                f"input_signature has {len(specs)} TensorSpecs."
-            )
-        for i, (a, spec) in enumerate(zip(args, specs)):
-            if not isinstance(spec, TensorSpec):
-                continue
-            shape = tuple(np.shape(a._value if type(a) is Tensor else a))
-            dtype = np.dtype(
-                a._value.dtype if type(a) is Tensor else np.asarray(a).dtype
-            )
-            if not spec.shape.is_compatible_with(shape) or dtype != np.dtype(
-                spec.dtype.as_numpy_dtype
-            ):
-                raise ValueError(
-                    f"{self.__name__}: argument {i} has shape {shape} and dtype "
-                    f"{dtype.name}, which does not match its input_signature "
-                    f"{spec}. Pass a tensor of that shape and dtype, or remove the "
-                    "input_signature."
-                )
+        return _Call(
+            key, (treedef, is_arr), statics, leaves, objs, args, kwargs, converted
+        )
 
     def _fast_key(self, args, kwargs):
         """A cheap key and the leaves when every argument is an array, or a
-        tuple of arrays as Keras's `train_step(data)` gets; else None."""
-        if kwargs or self._input_signature is not None:
+        tuple of arrays as Keras's `train_step(data)` gets; else None. (With
+        an `input_signature`, a fast key is only kept for calls that bound
+        without conversion, so a hit needs no binding.)"""
+        if kwargs:
             return None
         key, leaves = [], []
         for a in args:
@@ -617,90 +681,395 @@ class Function:
                 return trace.execute(fast_leaves)
         if _guard.pending:  # JAX's compile caches are due a clear (core)
             _guard.release_if_safe(())
-        key, structure, statics, leaves, objs = self._signature(args, kwargs)
-        trace = self._traces.get(key)
-        if trace is not None:
-            self._traces.move_to_end(key)
+        call = self._signature(args, kwargs)
+        trace = self._find(call)
+        if trace is None:
+            trace = self._trace(call)
+            _retracing.called_with_tracing(self, self._untraced_calls)
+            self._untraced_calls = 0
+        else:
             self._untraced_calls += 1
-        for _ in range(_MAX_TRACES_PER_CALL):
-            if trace is None:
-                trace = _Trace(
-                    self._traced_function(),
-                    live_variables(),
-                    structure,
-                    statics,
-                    key_order((args, kwargs)),
-                )
-            var_vals = trace.var_values()
-            first = not trace.traced
-            result = self._run(trace, var_vals, leaves, objs)
-            if first:
-                self._tracing_count += 1
-            if not trace.misses:
-                if first:
-                    self._keep(key, fast, trace)
-                return result
-            # Variables were created (or appeared) during the trace: lift them too.
-            if not first:
-                raise RuntimeError(_SINGLETON.format(self.__name__))
-            trace = None
-        raise RuntimeError(_SINGLETON.format(self.__name__))
-
-    def _keep(self, key, fast, trace) -> None:
-        """Caches a new trace (dropping the least recently used past
-        `MAX_TRACES`) and tells the retracing detector."""
-        self._traces[key] = trace
-        if fast is not None:
+        if fast is not None and not call.converted:
+            if len(self._fast_traces) >= 4 * MAX_TRACES:  # sizes of symbolic traces
+                self._fast_traces.clear()
             self._fast_traces[fast] = trace
+        return trace.execute(call.leaves, call.objs if context.state.tapes else None)
+
+    def _find(self, call: _Call) -> _Trace | None:
+        """The trace that runs this call: its own, else the most specific
+        symbolic trace that accepts it (None: trace anew)."""
+        trace = self._traces.get(call.key)
+        if trace is not None:
+            self._traces.move_to_end(call.key)
+            return trace
+        trace = self._resolved.get(call.key)
+        if trace is not None and not trace.poly_failed:
+            return trace
+        best = None
+        for t in self._general:
+            if t.poly_failed or not _sig.accepts(t.key[0], call.key):
+                continue
+            sizes = _sig.unknown_sizes(t.key[0], call.leaves)
+            if not _sig.pattern_accepts(t.key[1], specialize.dims_pattern(sizes)):
+                continue
+            if best is None or _sig.unknowns(t.key[0]) < _sig.unknowns(best.key[0]):
+                best = t
+        if best is None or not best.specializes(best.var_values(), call.leaves):
+            return None
+        if len(self._resolved) >= 4 * MAX_TRACES:
+            self._resolved.clear()
+        self._resolved[call.key] = best
+        self._traces.move_to_end(best.key)
+        return best
+
+    def _general_key(self, call: _Call):
+        """The key to trace this call with: its own, or one with unknown
+        sizes (an `input_signature`'s, or `reduce_retracing`'s relaxation)."""
+        key = call.key
+        if self._input_signature is not None:
+            specs = jax.tree_util.tree_leaves(self._input_signature)
+            it = iter(specs)
+            leaves = []
+            for k in key[1]:
+                if k[0] == "array":
+                    spec = next(it)
+                    shape = tuple(spec.shape)
+                    leaves.append(("array", shape, k[2]))
+                else:
+                    leaves.append(k)
+            key = (key[0], tuple(leaves))
+        elif self._reduce_retracing:
+            others = [
+                t.key[0] if t.poly is not None else t.key for t in self._traces.values()
+            ]
+            key = _sig.generalize(key, others)
+        return key
+
+    def _trace(self, call: _Call) -> _Trace:
+        """Traces the Python function for this call (symbolically where its
+        key has unknown sizes) and keeps the trace, with TF's rules for
+        Variables created while tracing."""
+        key = self._general_key(call)
+        pattern = None
+        if _sig.is_general(key):
+            pattern = specialize.dims_pattern(_sig.unknown_sizes(key, call.leaves))
+            if (key, pattern) in self._failed:
+                key, pattern = call.key, None
+        creating = self._tracing_count == 0  # TF: only the first call creates
+        while True:
+            poly = None
+            if pattern is not None:
+                arrays = [k for k in key[1] if k[0] == "array"]
+                poly = specialize.make_avals(
+                    [k[1] for k in arrays], [k[2] for k in arrays], pattern
+                )
+            trace = _Trace(
+                self._traced_function(),
+                live_variables(),
+                call.structure,
+                call.statics,
+                key_order((call.args, call.kwargs)),
+                poly,
+            )
+            var_vals = trace.var_values()
+            try:
+                traced = trace.trace_program(var_vals, call.leaves)
+            except Exception:
+                if poly is None:
+                    raise
+                # Symbolic sizes do not work for this function: trace each
+                # size on its own from now on (`specialize` says where).
+                self._failed.add((key, pattern))
+                key, pattern = call.key, None
+                continue
+            if trace.misses:  # Variables were created while tracing
+                if not creating:
+                    text = _SINGLETON if self._created_variables else _NON_FIRST_CALL
+                    raise ValueError(text.format(self.__name__))
+                self._created_variables, creating = True, False
+                self._tracing_count += 1  # (TF counts it too) then retrace,
+                continue  # with them lifted: that trace must create none
+            trace.settle(traced)
+            if poly is not None and not trace.specializes(var_vals, call.leaves):
+                self._failed.add((key, pattern))
+                key, pattern = call.key, None
+                continue
+            break
+        self._tracing_count += 1
+        trace.key = key if pattern is None else (key, pattern)
+        trace.signature = self._printed_signature(call, key)
+        self._keep(trace, call)
+        return trace
+
+    def _keep(self, trace: _Trace, call: _Call) -> None:
+        """Caches a new trace (dropping the least recently used past
+        `MAX_TRACES`)."""
+        self._traces[trace.key] = trace
+        if trace.poly is not None:
+            self._general.append(trace)
+            self._resolved[call.key] = trace
         if len(self._traces) > MAX_TRACES:
             _, old = self._traces.popitem(last=False)
-            for k in [k for k, t in self._fast_traces.items() if t is old]:
-                del self._fast_traces[k]
-        _retracing.traced(self, self._untraced_calls)
-        self._untraced_calls = 0
+            if old in self._general:
+                self._general.remove(old)
+            for cache in (self._fast_traces, self._resolved):
+                for k in [k for k, t in cache.items() if t is old]:
+                    del cache[k]
 
-    def _run(self, trace, var_vals, leaves, objs):
-        if not trace.traced:
-            # Trace (no compile yet; jax.jit keeps the trace for the call).
-            traced = trace.jitted.trace(var_vals, leaves)
-            if trace.misses:  # new Variables appeared: retrace with them lifted
-                return None
-            trace.settle(traced)
-        return trace.execute(leaves, objs if context.state.tapes else None)
+    def _printed_signature(self, call: _Call, key):
+        """The trace's (args, kwargs) as TF prints them: TensorSpecs with the
+        trace's (possibly unknown) sizes, Python values as they were."""
+        flat = jax.tree_util.tree_flatten(
+            (call.args, call.kwargs),
+            is_leaf=lambda x: type(x) is Tensor or x is None or isinstance(x, Variable),
+        )[0]
+        leaves = []
+        for x, k in zip(flat, key[1]):
+            if k[0] == "array":
+                name = x.name if type(x) is TensorSpec else None
+                leaves.append(TensorSpec(k[1], dtypes.as_dtype(k[2]), name))
+            else:
+                leaves.append(x)
+        return jax.tree_util.tree_unflatten(call.structure[0], leaves)
 
     # -- inspection ------------------------------------------------------------------
-    def get_concrete_function(self, *args, **kwargs):
-        """The compiled program for these arguments (traced if needed)."""
-        key, structure, statics, leaves, objs = self._signature(args, kwargs)
-        if key not in self._traces:
-            self(*args, **kwargs)
-        return ConcreteFunction(self, self._traces[key], args, kwargs)
+    def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
+        """The trace for these arguments (Tensors, TensorSpecs or Python
+        values), traced without running it if there is none yet, as TF's."""
+        if not args and not kwargs and self._input_signature is not None:
+            args = tuple(self._input_signature)
+        if self._input_signature is None:
+            call = self._spec_call(args, kwargs)
+        else:
+            call = self._spec_call(args, kwargs, bind=True)
+        trace = self._find(call) if not _sig.is_general(call.key) else None
+        if trace is None:
+            trace = self._general_trace(call) or self._trace(call)
+        return ConcreteFunction(self, trace)
+
+    def _spec_call(self, args, kwargs, bind: bool = False) -> _Call:
+        """A call whose TensorSpec arguments stand for tensors of their shape
+        (symbolic where unknown)."""
+        if bind:
+            specs = self._input_signature
+            for a, s in zip(args, specs):
+                if type(a) is TensorSpec and not (
+                    isinstance(s, TensorSpec)
+                    and s.dtype == a.dtype
+                    and s.shape.is_compatible_with(a.shape)
+                ):
+                    raise TypeError(
+                        f"Binding inputs to tf.function failed due to `Can not cast "
+                        f"{a!r} to {s!r}`. Pass TensorSpecs that match the "
+                        "input_signature, or none at all."
+                    )
+            args = tuple(specs) if all(type(a) is TensorSpec for a in args) else args
+        flat, treedef = jax.tree_util.tree_flatten(
+            (args, kwargs),
+            is_leaf=lambda x: type(x) is Tensor or x is None or isinstance(x, Variable),
+        )
+        if bind and not any(type(x) is TensorSpec for x in flat):
+            return self._signature(args, kwargs)
+        is_arr = tuple(_sig.is_array(x) or type(x) is TensorSpec for x in flat)
+        key = (treedef, tuple(_sig.leaf_key(x) for x in flat))
+        objs = [x for x, a in zip(flat, is_arr) if a]
+        leaves = [
+            jax.ShapeDtypeStruct(
+                tuple(1 if d is None else d for d in x.shape), x.dtype.as_numpy_dtype
+            )
+            if type(x) is TensorSpec
+            else (x._value if type(x) is Tensor else x)
+            for x in objs
+        ]
+        statics = tuple(x for x, a in zip(flat, is_arr) if not a)
+        return _Call(key, (treedef, is_arr), statics, leaves, objs, args, kwargs, False)
+
+    def _general_trace(self, call: _Call) -> _Trace | None:
+        """For TensorSpecs with unknown sizes: the trace with exactly that key,
+        made (with one symbol per unknown size) when there is none."""
+        if not _sig.is_general(call.key):
+            return None
+        for t in self._general:
+            if t.key[0] == call.key and not t.poly_failed:
+                return t
+        pattern = tuple(range(_sig.unknowns(call.key)))
+        return self._trace_spec(call, pattern)
+
+    def _trace_spec(self, call: _Call, pattern) -> _Trace:
+        arrays = [k for k in call.key[1] if k[0] == "array"]
+        poly = specialize.make_avals(
+            [k[1] for k in arrays], [k[2] for k in arrays], pattern
+        )
+        trace = _Trace(
+            self._traced_function(),
+            live_variables(),
+            call.structure,
+            call.statics,
+            key_order((call.args, call.kwargs)),
+            poly,
+        )
+        traced = trace.trace_program(trace.var_values(), call.leaves)
+        if trace.misses:
+            raise ValueError(
+                "get_concrete_function with TensorSpecs traced a function that "
+                "creates Variables: call the function once with tensors first, "
+                "so that its Variables exist, as tf.function's first call does."
+            )
+        trace.settle(traced)
+        self._tracing_count += 1
+        trace.key = (call.key, pattern)
+        trace.signature = self._printed_signature(call, call.key)
+        self._keep(trace, call)
+        return trace
+
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
+        """Every trace's signature, as TF prints them (oldest first)."""
+        traces = sorted(self._traces.values(), key=lambda t: t.serial)
+        return "\n\n".join(
+            ConcreteFunction(self, t).pretty_printed_signature(verbose) for t in traces
+        )
 
     def __repr__(self):
         return f"<jaxtape.function {self.__name__}>"
 
 
-class ConcreteFunction:
-    """One traced program (TF's `ConcreteFunction`): call it, or read its jaxpr."""
+class _Call(NamedTuple):
+    """One call, flattened (`Function._signature`)."""
 
-    def __init__(self, function, trace, args, kwargs):
+    key: Any
+    structure: Any  # (treedef, which leaves are arrays)
+    statics: tuple
+    leaves: list  # the arrays (their values)
+    objs: list  # the arrays as given (Tensors keep their tape identity)
+    args: tuple
+    kwargs: dict
+    converted: bool  # whether binding to the input_signature converted a value
+
+
+class _FunctionSpec:
+    """TF's `FunctionSpec`: the Python signature and the input signature."""
+
+    def __init__(self, python_function, input_signature):
+        self.fullargspec = inspect.getfullargspec(python_function)
+        self.input_signature = input_signature
+        self.is_method = inspect.ismethod(python_function)
+
+    def __repr__(self):
+        return (
+            f"FunctionSpec(fullargspec={self.fullargspec}, "
+            f"input_signature={self.input_signature}, is_method={self.is_method})"
+        )
+
+
+class ConcreteFunction:
+    """One trace of a `jaxtape.function` (TF's `ConcreteFunction`).
+
+    Calling it runs that trace (a call it does not accept raises TypeError);
+    `structured_input_signature`, `structured_outputs`,
+    `pretty_printed_signature()` describe it as TF does, and `as_text()`
+    gives its program as a jaxpr.
+
+    Differences from TensorFlow: `structured_outputs` holds TensorSpecs (TF:
+    symbolic graph tensors with the same shapes and dtypes); the "Captures"
+    of the printed signature list the lifted Variables with their value's
+    shape and dtype (TF: `dtype=tf.resource`); captured constant tensors are
+    folded into the program and not listed.
+    """
+
+    def __init__(self, function: Function, trace: _Trace):
         self._function, self._trace = function, trace
-        self._args, self._kwargs = args, kwargs
 
     def __call__(self, *args, **kwargs):
-        return self._function(*args, **kwargs)
+        function, trace = self._function, self._trace
+        call = function._signature(args, kwargs)
+        general = trace.key[0] if trace.poly is not None else trace.key
+        ok = _sig.accepts(general, call.key)
+        if ok and trace.poly is not None:
+            sizes = _sig.unknown_sizes(general, call.leaves)
+            ok = _sig.pattern_accepts(trace.key[1], specialize.dims_pattern(sizes))
+            ok = ok and trace.specializes(trace.var_values(), call.leaves)
+        if not ok:
+            args_spec = _sig.unnamed(function._printed_signature(call, call.key))
+            raise TypeError(
+                f"Binding inputs to a ConcreteFunction of {function.__name__!r} "
+                f"failed: it was traced for {_sig.unnamed(trace.signature)!r}, "
+                f"received {args_spec!r}. Call the jaxtape.function itself (it "
+                "traces again), or get the concrete function for these arguments."
+            )
+        return trace.execute(call.leaves, call.objs if context.state.tapes else None)
 
     @property
     def structured_input_signature(self):
-        return tree_map(
-            lambda x: TensorSpec.from_tensor(x) if type(x) is Tensor else x,
-            (self._args, self._kwargs),
+        """TF's `(args, kwargs)` of TensorSpecs (named after the parameters)
+        and Python values."""
+        args, kwargs = self._trace.signature
+        return _sig.structured_input_signature(self._function._fn, args, kwargs)
+
+    @property
+    def structured_outputs(self):
+        """The outputs' structure, with a TensorSpec for each tensor."""
+        trace = self._trace
+        it = iter(trace.out_specs)
+        leaves = []
+        for s in trace.out_static:
+            if s is _TENSOR or s is _ARRAY:
+                shape, dtype = next(it)
+                shape = [None if specialize.is_symbolic(d) else d for d in shape]
+                leaves.append(TensorSpec(shape, dtypes.as_dtype(np.dtype(dtype))))
+            else:
+                leaves.append(s)
+        if trace.out_tree is None:
+            return None
+        out = jax.tree_util.tree_unflatten(trace.out_tree, leaves)
+        return out if trace.key_order is None else in_key_order(out, trace.key_order)
+
+    @property
+    def captured_inputs(self) -> list:
+        """The Variables the program reads or writes (TF's captures)."""
+        return [v for v in (r() for r in self._trace.lifted) if v is not None]
+
+    def pretty_printed_signature(self, verbose: bool = True) -> str:
+        """TF's text: input parameters, output type, captures."""
+        del verbose  # accepted for TF compatibility
+        args, kwargs = self._trace.signature
+        captures = [
+            f"{id(v)}: {TensorSpec(v.shape, v.dtype)!r}" for v in self.captured_inputs
+        ]
+        return _sig.pretty_signature(
+            self._function._fn, args, kwargs, self.structured_outputs, captures
         )
 
+    def __str__(self):
+        return "ConcreteFunction " + self.pretty_printed_signature()
+
+    def __repr__(self):
+        args, kwargs = self._trace.signature
+        params = _sig._parameters(self._function._fn, len(args))
+        parts = [
+            f"{p.name}: {_sig.type_text(_sig._kept_names(a))}"
+            for p, a in zip(params, args)
+        ]
+        if kwargs:
+            parts.append("*")
+            parts += [
+                f"{k}: {_sig.type_text(_sig._kept_names(v))}" for k, v in kwargs.items()
+            ]
+        out = _sig.type_text(_sig.unnamed(self.structured_outputs))
+        return f"<ConcreteFunction ({', '.join(parts)}) -> {out} at 0x{id(self):X}>"
+
     def as_text(self) -> str:
-        """The program as a jaxpr."""
-        leaves = self._function._signature(self._args, self._kwargs)[3]
-        return str(jax.make_jaxpr(self._trace._pure)(self._trace.var_values(), leaves))
+        """The program as a jaxpr (symbolic sizes shown as symbols)."""
+        trace = self._trace
+        avals = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in trace.avals]
+        return str(jax.make_jaxpr(trace._plain)(*avals, *trace.leaf_avals))
+
+
+_NON_FIRST_CALL = (
+    "Creating variables on a non-first call to a function decorated with "
+    "tf.function. (jaxtape.function {!r}: its first call created no Variable, "
+    "so this trace may not either. Create the Variables before the first call, "
+    "or on it.)"
+)
 
 
 @overload
@@ -752,6 +1121,7 @@ def function(
             reduce_retracing=reduce_retracing,
             autograph=autograph,
             name=name,
+            experimental_relax_shapes=experimental_relax_shapes,
             **kwargs,
         )
 

@@ -213,12 +213,14 @@ def add(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     float32 for floats) is not `y`'s: `add(2, float_tensor)` raises, while
     `2 + float_tensor` converts the 2, as in TF.
     """
-    if type(x) in _PY_SCALARS and hasattr(y, "dtype"):
-        want = np.dtype(dtypes.np_dtype(y.dtype))
+    if type(x) in _PY_SCALARS and (y_dtype := getattr(y, "dtype", None)) is not None:
+        want = np.dtype(dtypes.np_dtype(y_dtype))
         if _PY_DTYPES[type(x)] != want:
             raise _scalar_mismatch(_add, 1, _PY_DTYPES[type(x)], want)
     try:
         return _add(x, y)
+    except errors.EscapedTensorError:
+        raise
     except TypeError:
         error = add_number_error(x, y)
         if error is None:

@@ -366,7 +366,10 @@ def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
             "the result.",
             "Shape",
         )
-    return jnp.asarray(np.asarray(np.shape(input)), out)
+    dims = np.shape(input)
+    if not all(type(d) is int for d in dims):  # symbolic sizes (jaxtape.function)
+        return jnp.asarray(dims, out)
+    return jnp.asarray(np.asarray(dims), out)
 
 
 @op("Size", differentiable=False)

@@ -49,6 +49,8 @@ def _add(self, other):
         other = _bool_operand(self, other)
     try:
         return math_ops._add(self, other)
+    except errors.EscapedTensorError:
+        raise
     except TypeError:
         error = math_ops.add_number_error(self, other)  # TF's AddV2 error
         if error is None:
