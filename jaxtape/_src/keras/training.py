@@ -451,7 +451,8 @@ class TrainingMixin:
         cache = self.__dict__.setdefault("_compiled_steps", {})
         key = (kind, per_call > 1)
         if key not in cache:
-            cache[key] = function(step)
+            # Keras 3 (TF 2.21) runs steps unconverted (`do_not_convert`).
+            cache[key] = function(step, autograph=False)
         return cache[key]
 
     def _callback_list(self, callbacks, verbose, epochs, steps, add_history=False):
