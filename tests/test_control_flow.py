@@ -898,6 +898,51 @@ def test_for_range_static_loop_compiles_to_scan():
     assert "scan" in text and "while" not in text
 
 
+def _keras_training_loop(m):
+    m.random.set_seed(0)
+    model = m.keras.Sequential(
+        [m.keras.layers.Dense(4, activation="relu"), m.keras.layers.Dense(1)]
+    )
+    model.build((None, 3))
+    opt = m.keras.optimizers.Adam(0.01)
+
+    @m.function
+    def fit(x, y):
+        def step(i, loss):
+            with m.GradientTape() as t:
+                loss = m.reduce_mean((model(x) - y) ** 2)
+            grads = t.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        if m is jt:
+            return jt.for_range(0, 5, 1, step, m.constant(0.0))
+        loss = m.constant(0.0)
+        for i in m.range(5):  # TF: AutoGraph's loop
+            loss = step(i, loss)
+        return loss
+
+    return model, fit
+
+
+def test_keras_training_loop_inside_a_function(tf):
+    """Five Adam steps in one compiled loop (slots created in the loop's first
+    trace, weights assigned every iteration): the losses, the weights and the
+    trace count are TF's."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(8, 3)).astype("float32")
+    y = x.sum(1, keepdims=True)
+    theirs, tfit = _keras_training_loop(tf)
+    ours, jfit = _keras_training_loop(jt)
+    for w, v in zip(ours.weights, theirs.weights):
+        w.assign(v.numpy())
+    for _ in range(2):
+        _assert_same(tfit(tf.constant(x), tf.constant(y)), jfit(jt.constant(x), y))
+    _assert_same(theirs.weights, ours.weights)
+    traces = jfit.experimental_get_tracing_count()
+    assert traces == tfit.experimental_get_tracing_count()
+
+
 # -- run-time printing inside constructs -----------------------------------------------
 def test_print_inside_branches_and_loops_runs_each_call(tf, capfd):
     def build(m):

@@ -162,7 +162,9 @@ class Traced:
     def tracked_concrete(self, tapes) -> list:
         """Captured Tensors with concrete values that a tape tracks: the jaxpr
         holds them as constants, so a retrace must make them inputs."""
-        out = []
+        out: list = []
+        if self.capture is None:
+            return out
         for t in self.capture.outside.values():
             if isinstance(t._v, Tracer) or any(t is u for u in self.swapped):
                 continue
@@ -357,12 +359,19 @@ def dtype_name(dtype) -> str:
     return dtypes.of_array(np.dtype(dtype)).name
 
 
-def rebuild(tr: Traced, values: Sequence, tree=None, static=None, order=0):
+_OWN = object()  # `rebuild`: the traced function's own dict order
+
+
+def rebuild(
+    tr: Traced, values: Sequence, tree=None, static=None, order: Any = _OWN
+) -> Any:
+    """A traced function's result (or the part `tree`/`static`/`order` say)
+    from its array values: None leaves put back, dicts in their own order."""
     it = iter(values)
     static = tr.static if static is None else static
     leaves = [next(it) if s is None else None for s in static]
     out = jax.tree_util.tree_unflatten(tr.tree if tree is None else tree, leaves)
-    return in_key_order(out, tr.order if order == 0 else order)
+    return in_key_order(out, tr.order if order is _OWN else order)
 
 
 class Construct:
@@ -388,6 +397,7 @@ def trace_all(build: Callable[[list], list]) -> list:
     """Traces a construct's functions; again, with the Tensors a tape tracks
     but the jaxpr froze as constants (concrete values) made inputs."""
     swapped: list = []
+    traced: list = []
     for _ in range(3):
         traced = build(swapped)
         more = retrace_needed(traced)

@@ -27,6 +27,7 @@ Lowerings, and why:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.core
@@ -175,7 +176,7 @@ def _scalar_pred(pred):
     return bool(np.asarray(v))
 
 
-def cond(pred, true_fn=None, false_fn=None, name=None):
+def cond(pred, true_fn=None, false_fn=None, name=None) -> Any:
     """`true_fn()` if `pred` else `false_fn()` (TF's `tf.cond`).
 
     Eagerly (a concrete `pred`) only the taken branch runs, as in TF. With a
@@ -227,7 +228,7 @@ def _branch_list(branch_fns) -> list:
     return [f for _, f in items]
 
 
-def switch_case(branch_index, branch_fns, default=None, name=None):
+def switch_case(branch_index, branch_fns, default=None, name=None) -> Any:
     """Runs `branch_fns[branch_index]()` (TF's `tf.switch_case`).
 
     An index out of range runs `default`, or the last branch when there is
@@ -259,7 +260,9 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     return _branches("tf.switch_case", key, all_fns, names, lower)
 
 
-def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+def case(
+    pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
+) -> Any:
     """The callable of the first `pred` that is True (TF's `tf.case`).
 
     With no `default`, the last pair's callable is the default and one
@@ -289,7 +292,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     checks.run(_check_case, [stacked], (exclusive, default is None))
     if not any(isinstance(p, _Tracer) for p in preds):
         for p, f in zip(preds, fns):
-            if p:
+            if bool(p):
                 return f()
         return (default or fns[-1])()
     index = Tensor(
@@ -326,7 +329,7 @@ def while_loop(
     swap_memory=False,
     maximum_iterations=None,
     name=None,
-):
+) -> Any:
     """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` (TF's
     `tf.while_loop`); at most `maximum_iterations` times when given.
 
@@ -439,7 +442,7 @@ def _while_compiled(
         extra = [m if type(m) is Tensor else Tensor(to_value(m))]
     out, _ = loop.run(
         extra,
-        length=max(static_limit, 0) if masked else None,
+        length=max(static_limit, 0) if masked and static_limit is not None else None,
         start=0,
         delta=1,
         reverse=False,
@@ -470,7 +473,7 @@ def _invariants(shape_invariants, state, single):
 
 
 # -- for_range ---------------------------------------------------------------------
-def for_range(start, limit, delta, body, loop_vars, extra_test=None, name=None):
+def for_range(start, limit, delta, body, loop_vars, extra_test=None, name=None) -> Any:
     """`for i in range(start, limit, delta): loop_vars = body(i, *loop_vars)`.
 
     The loop form of `for i in jaxtape.range(...)` (what AutoGraph lowers such
@@ -495,23 +498,21 @@ def for_range(start, limit, delta, body, loop_vars, extra_test=None, name=None):
     single = not isinstance(loop_vars, (list, tuple))
     state = (loop_vars,) if single else tuple(loop_vars)
     n = len(state)
-    bounds = [loops.static_int(b) for b in (start, limit, delta)]
+    s, lim, d = [loops.static_int(b) for b in (start, limit, delta)]
     dtype = _index_dtype(start, limit, delta)
-    if bounds[2] == 0:
+    if d == 0:
         raise errors.InvalidArgumentError(None, "Range", "Requires delta != 0")
-    if not capture.in_trace(state, [start, limit, delta]):
-        s, lim, d = bounds
-        for i in range(s, lim, d):
-            if extra_test is not None and not bool(to_value(extra_test(*state))):
-                break
-            out = body(Tensor(np.asarray(i, dtype)), *state)
-            state = (out,) if single else _unpack(out, n)
-        return state[0] if single else _like(loop_vars, state)
-    if None in bounds:  # traced bounds: a while_loop over (i, *loop_vars)
+    if s is None or lim is None or d is None:  # traced: a while_loop over (i, ...)
         return _for_dynamic(
             start, limit, delta, body, loop_vars, state, single, extra_test, dtype
         )
-    s, lim, d = bounds
+    if not capture.in_trace(state):  # eagerly: a Python loop, as TF's
+        for i in range(s, lim, d):
+            if extra_test is not None and not bool(to_value(extra_test(*state))):
+                break
+            out = body(Tensor(to_value(i, dtype)), *state)
+            state = (out,) if single else _unpack(out, n)
+        return state[0] if single else _like(loop_vars, state)
     trips = max(0, -(-(lim - s) // d))
     carry = loops.prepare(state, trips, "for_range")
 
@@ -569,7 +570,7 @@ def _for_dynamic(
 
 
 # -- map_fn, scan, foldl, foldr ----------------------------------------------------
-def _elements(elems, what: str):
+def _elements(elems, what: str) -> tuple[Any, list, int]:
     """`elems` as Tensors and their common length along axis 0."""
     elems = jax.tree_util.tree_map(
         lambda x: loops.loop_value(x, what), elems, is_leaf=capture.is_leaf
@@ -577,9 +578,9 @@ def _elements(elems, what: str):
     flat = capture.leaves(elems)
     if not flat:
         raise ValueError(f"{what}: elems must hold at least one Tensor.")
-    lengths = {t.shape[0] if t.shape else None for t in flat}
-    if None in lengths:
+    if any(not t.shape for t in flat):
         raise ValueError(f"{what}: elems must be Tensors of rank >= 1 (got a scalar).")
+    lengths = {int(t._value.shape[0]) for t in flat}
     if len(lengths) != 1:
         raise ValueError(
             f"{what}: all elems must have the same length along axis 0; got "
@@ -669,7 +670,7 @@ def map_fn(
     infer_shape=True,
     name=None,
     fn_output_signature=None,
-):
+) -> Any:
     """Applies `fn` to each element of `elems` along axis 0 and stacks the
     results (TF's `tf.map_fn`).
 
@@ -807,7 +808,7 @@ def scan(
     infer_shape=True,
     reverse=False,
     name=None,
-):
+) -> Any:
     """The stacked running results of `acc = fn(acc, x)` over `elems` (TF's
     `tf.scan`); without `initializer` the first element starts the sum (and
     is the first result). Traced, one `lax.scan`.
@@ -827,7 +828,7 @@ def foldl(
     back_prop=True,
     swap_memory=False,
     name=None,
-):
+) -> Any:
     """`acc = fn(acc, x)` over `elems` from the first; the last `acc` (TF's
     `tf.foldl`). Traced, one `lax.scan`."""
     del parallel_iterations, swap_memory, name
@@ -842,7 +843,7 @@ def foldr(
     back_prop=True,
     swap_memory=False,
     name=None,
-):
+) -> Any:
     """`acc = fn(acc, x)` over `elems` from the last; the last `acc` (TF's
     `tf.foldr`). Traced, one `lax.scan` in reverse."""
     del parallel_iterations, swap_memory, name

@@ -105,12 +105,11 @@ class Loop:
                 "body to the next; assign the same Variables whatever Python "
                 "values the body sees."
             )
-        self.body, self.test, self.vars = traced[0], traced[1:] and traced[1], preset
-        if not self.test:
-            self.test = None
+        self.body, self.vars = traced[0], preset
+        self.test = traced[1] if len(traced) > 1 else None
         self._check_body(self.c_avals)
         if self.test is not None:
-            self._check_test()
+            self._check_test(self.test)
         self.inputs = capture.Inputs(traced)
 
     def _set_carry(self, carry, prefix, invariants) -> None:
@@ -217,8 +216,7 @@ class Loop:
             "tf.while_loop to specify a less-specific shape."
         )
 
-    def _check_test(self) -> None:
-        tr = self.test
+    def _check_test(self, tr: capture.Traced) -> None:
         aval = tr.out_avals[0] if tr.n_out == 1 else None
         if aval is None or aval.dtype != np.bool_ or aval.shape != ():
             got = "nothing" if aval is None else capture.avals_text(tr)
@@ -246,6 +244,8 @@ class Loop:
             return list(outs[:nc]), list(outs[nc:n]), list(outs[n:])
 
         def call_test(ins, c, v):
+            if test is None:  # (a scan with no test never calls it)
+                raise RuntimeError("Internal error: a loop without a test.")
             return test.call(ins, v, c)[0]
 
         def run(*vals):

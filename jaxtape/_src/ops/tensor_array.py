@@ -123,6 +123,12 @@ class TensorArray:
     shows as `()`. `handle`, `flow` and `grad` are not available.
     """
 
+    _items: list | None  # list mode: a Tensor (or None: unwritten) per element
+    _buffer: Tensor | None  # buffer mode: (capacity, *element_shape)
+    _size: Any  # buffer mode (or a traced size): an int32 Tensor
+    _capacity: int | None  # rows of a buffer whose element shape is unknown
+    _shape: tuple | None  # the element shape; None: unknown rank
+
     def __init__(
         self,
         dtype,
@@ -167,6 +173,13 @@ class TensorArray:
             self._items = [None] * n
 
     # -- construction helpers ---------------------------------------------------------
+    def _list(self) -> list:
+        """The elements (list mode)."""
+        items = self._items
+        if items is None:
+            raise RuntimeError("Internal error: a buffered TensorArray has no list.")
+        return items
+
     def _copy(self) -> TensorArray:
         out = object.__new__(TensorArray)
         out.__dict__.update(self.__dict__)
@@ -179,7 +192,7 @@ class TensorArray:
         return self._items is None
 
     def _traced(self) -> bool:
-        vals = [self._buffer] if self._buffered else list(self._items)
+        vals = [self._buffer] if self._items is None else list(self._items)
         return any(v is not None and _is_traced(v) for v in [*vals, self._size])
 
     # -- metadata --------------------------------------------------------------------
@@ -203,7 +216,7 @@ class TensorArray:
         """The number of elements (TF's `size()`), an int32 scalar Tensor."""
         if self._buffered or self._size is not None:
             return _tensor(self._size)
-        return Tensor(jnp.asarray(len(self._items), np.int32))
+        return Tensor(jnp.asarray(len(self._list()), np.int32))
 
     def mark_used(self) -> None:
         """Accepted for TF compatibility (TF's unused-result check)."""
@@ -263,7 +276,8 @@ class TensorArray:
                     None,
                     f"Writing to negative indices (index {i}) is not allowed.",
                 )
-            n = len(out._items)
+            items = out._list()
+            n = len(items)
             if i >= n and out._size is None:
                 if not out._dynamic:
                     raise errors.OutOfRangeError(
@@ -272,10 +286,10 @@ class TensorArray:
                         f"Tried to write to index {i} but array is not resizeable "
                         f"and size is: {n} ",
                     )
-                out._items.extend([None] * (i + 1 - n))
+                items.extend([None] * (i + 1 - n))
             elif i >= n:  # a traced size: writes go to a buffer
                 out._to_buffer(None)
-            if not out._buffered:
+            if out._items is not None:
                 out._items[i] = value
                 return out
         if not out._buffered:
@@ -295,15 +309,15 @@ class TensorArray:
         value = self._value_of(value)
         out = self._copy() if graph else self
         out._merge_shape(value.shape[1:], graph)
-        n = value.shape[0]
+        n = int(value._value.shape[0])
         if graph:  # TF's TensorListFromTensor: the value becomes the list
             out._items, out._read = None, set()
             out._buffer, out._size = value, Tensor(jnp.asarray(n, np.int32))
             return out
-        if not out._buffered and n > len(out._items) and not out._dynamic:
+        size = None if out._items is None else len(out._items)
+        if size is not None and n > size and not out._dynamic:
             raise ValueError(
-                f"Cannot unstack {n} tensors into a TensorArray of static size "
-                f"{len(out._items)} "
+                f"Cannot unstack {n} tensors into a TensorArray of static size {size} "
             )
         out._items, out._read = list(unstack(value)), set()
         out._buffer = out._size = None
@@ -369,7 +383,8 @@ class TensorArray:
                 self._to_buffer(None)
             index_t = index if type(index) is Tensor else Tensor(to_value(index))
             return _get_item(self._buf(), index_t)
-        n = len(self._items)
+        items = self._list()
+        n = len(items)
         if i < 0:
             raise errors.OutOfRangeError(
                 None, None, f"Reading from negative indices (index {i}) is not allowed."
@@ -378,7 +393,7 @@ class TensorArray:
             raise errors.OutOfRangeError(
                 None, None, f"Tried to read from index {i} but array size is: {n} "
             )
-        item = self._items[i]
+        item = items[i]
         eager = not _graph_mode()
         if item is None:
             if eager and i in self._read:
@@ -391,12 +406,12 @@ class TensorArray:
                 )
             item = self._zeros()
         if eager and self._clear:
-            self._items[i] = None
+            items[i] = None
             self._read.add(i)
         return item
 
     def _filled(self) -> list:
-        return [self._zeros() if t is None else t for t in self._items]
+        return [self._zeros() if t is None else t for t in self._list()]
 
     def stack(self, name=None) -> Tensor:
         """All elements stacked along a new axis 0."""
@@ -453,14 +468,14 @@ class TensorArray:
 
     def close(self, name=None) -> None:
         """Drops the elements (eagerly, as TF's eager TensorArray)."""
-        if not self._buffered and not _graph_mode():
+        if self._items is not None and not _graph_mode():
             del self._items[:]
 
     # -- the buffer ------------------------------------------------------------------
     def _capacity_for(self, extra: int | None) -> int:
         """Rows of the buffer: `size`, or for a dynamically sized array (or a
         traced size) the elements so far plus `extra` (a loop's trip count)."""
-        n = len(self._items)
+        n = len(self._list())
         if self._size is not None:  # a traced size: its capacity is the bound
             if not extra:
                 raise ValueError(
@@ -485,10 +500,11 @@ class TensorArray:
             return
         capacity = self._capacity_for(extra)
         shape = self._shape
+        items = self._list()
         if shape is None or None in shape:
-            first = next((t for t in self._items if t is not None), None)
+            first = next((t for t in items if t is not None), None)
             shape = None if first is None else tuple(first.shape)
-        n = len(self._items)
+        n = len(items)
         if self._size is None:
             self._size = Tensor(jnp.asarray(n, np.int32))
         if shape is None:
@@ -505,7 +521,7 @@ class TensorArray:
 
         rows = [
             Tensor(jnp.zeros(shape, self._dtype.as_numpy_dtype)) if t is None else t
-            for t in self._items
+            for t in items
         ]
         pad = capacity - n
         if rows and pad:
@@ -539,7 +555,7 @@ class TensorArray:
             out._to_buffer(extra, unshaped_ok=True)
         elif out._dynamic and extra:
             if out._buffer is None:
-                out._capacity += extra
+                out._capacity = (out._capacity or 0) + extra
             else:
                 from jaxtape._src.ops.array_ops import concat
 
@@ -581,7 +597,7 @@ class _ShapeCell:
     __slots__ = ("shape",)
 
     def __init__(self) -> None:
-        self.shape = None
+        self.shape: tuple | None = None
 
     def __eq__(self, other) -> bool:
         return isinstance(other, _ShapeCell)
