@@ -717,6 +717,24 @@ def test_autograph_options():
         )(jaxtape.constant(1.0))
 
 
+def make_equality(tf):
+    def f(x):
+        if x == 2.0 and x != 3.0:
+            y = x * 10
+        else:
+            y = x
+        return y
+
+    return f
+
+
+@pytest.mark.parametrize("x", [2.0, 3.0])
+def test_equality_operators_feature(x):
+    feature = tf_real.autograph.experimental.Feature.EQUALITY_OPERATORS
+    _parity(make_equality, x, experimental_autograph_options=feature)
+    _parity(make_equality, x)
+
+
 def test_set_loop_options_maximum_iterations():
     def make(tf):
         def f(x):

@@ -42,6 +42,7 @@ import linecache
 import logging
 import os
 import types
+from typing import Any
 
 from jaxtape._src.core import errors
 from jaxtape._src.function import function as _function
@@ -129,10 +130,9 @@ def _features(experimental_autograph_options):
 def _options(experimental_autograph_options=None, recursive=True, user_requested=True):
     from malt.core.converter import ConversionOptions
 
+    features: Any = _features(experimental_autograph_options)
     return ConversionOptions(
-        recursive=recursive,
-        user_requested=user_requested,
-        optional_features=_features(experimental_autograph_options),
+        recursive=recursive, user_requested=user_requested, optional_features=features
     )
 
 
@@ -180,12 +180,8 @@ def _transpiler():
             _state["files"] += 1
             name = f"__autograph_generated_{self._name}_{_state['files']}"
             filename = f"<{name}>"
-            linecache.cache[filename] = (
-                len(source),
-                None,
-                source.splitlines(True),
-                filename,
-            )
+            lines = [str(line) for line in source.splitlines(True)]
+            linecache.cache[filename] = (len(source), None, lines, filename)
             module = types.ModuleType(name)
             module.__file__ = filename
             exec(compile(source, filename, "exec"), module.__dict__)
@@ -316,7 +312,8 @@ def _convert(entity, options):
             "instead."
         )
     program_ctx = converter.ProgramContext(options=options)
-    transformed, module, source_map = _transpiler().transform(entity, program_ctx)
+    result: Any = _transpiler().transform(entity, program_ctx)
+    transformed, module, source_map = result
     transformed.ag_module = module
     transformed.ag_source_map = source_map
     return transformed
@@ -365,7 +362,7 @@ def _int(x=0, base=None):
         if base is not None:
             raise NotImplementedError(f"base {base} not supported for int")
         return math_ops.cast(t, "int32")
-    return int(x) if base is None else int(x, base)
+    return int(x) if base is None else int(str(x), base)
 
 
 def _float(x=0.0):
@@ -428,8 +425,9 @@ def converted_call(f, args, kwargs, caller_fn_scope=None, options=None):
         return _call(f, args, kwargs)
     if inspect.ismethod(f) or inspect.isfunction(f):
         target, effective = f, tuple(args)
-        if getattr(f, "__self__", None) is not None:
-            effective = (f.__self__, *effective)
+        owner = getattr(f, "__self__", None)
+        if owner is not None:
+            effective = (owner, *effective)
     elif callable(f):
         target, effective = type(f).__call__, (f, *args)
     else:
@@ -540,7 +538,8 @@ def _library_dirs() -> tuple:
     import jaxtape
 
     return tuple(
-        os.path.dirname(m.__file__) + os.sep for m in (jaxtape, jax, malt, functools)
+        os.path.dirname(str(m.__file__)) + os.sep
+        for m in (jaxtape, jax, malt, functools)
     )
 
 

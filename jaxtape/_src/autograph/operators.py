@@ -31,6 +31,7 @@ scratch graph for the same purpose; here it is peeled off and kept).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import jax
 import jax.core
@@ -126,6 +127,8 @@ def _same_structure(a, b) -> str | None:
 def _verify_condition(cond, tag: str) -> Tensor:
     """TF's check that a staged condition is a scalar bool (reshaped if size 1)."""
     t = _tensor(cond)
+    if t is None:
+        t = creation_ops.convert_to_tensor(cond)
     hint = "to check for None, use `is not None`"
     if t.dtype.name != "bool":
         raise ValueError(
@@ -191,7 +194,7 @@ def _staged_if(cond, body, orelse, get_state, set_state, names, nouts):
 
         return run
 
-    final = control_flow.cond(
+    final: Any = control_flow.cond(
         pred, branch(body, "main", "else"), branch(orelse, "else", "main")
     )
     set_state(tuple(final) + tuple(init[nouts:]))
@@ -274,7 +277,7 @@ def not_(a):
 def eq(a, b):
     """`a == b` (with `Feature.EQUALITY_OPERATORS`): `equal` on Tensors."""
     if _tensor(a) is not None or _tensor(b) is not None:
-        return math_ops.equal(a, b)
+        return nondiff.equal(a, b)
     return a == b
 
 
@@ -362,14 +365,14 @@ def _staged_loop(test, body, get_state, set_state, names, opts, trip_count=None)
 
     if maximum is None or maximum > 0:
         if not init:  # no Python variable changes (Variables may): a dummy carry
-            final = control_flow.while_loop(
+            control_flow.while_loop(
                 lambda _: cond_fn(),
                 lambda d: (body_fn(), d)[1],
                 _Carry((creation_ops.constant(0),)),
                 maximum_iterations=maximum,
             )
         else:
-            final = control_flow.while_loop(
+            final: Any = control_flow.while_loop(
                 cond_fn, body_fn, _Carry(init), maximum_iterations=maximum
             )
             set_state(tuple(final))
@@ -377,6 +380,11 @@ def _staged_loop(test, body, get_state, set_state, names, opts, trip_count=None)
         set_state(init)
     if ran is not None:
         _loop_ran_check(ran, names, nulls)
+
+
+def _pair(out) -> tuple[Any, Any]:
+    first, second = out
+    return first, second
 
 
 class _Carry(tuple):
@@ -426,7 +434,7 @@ def _peel(test, body, get_state, set_state, init, nulls, names):
         placeholders = tuple(_as_carried(n, v) for n, v in zip(names, placeholders))
         return placeholders, creation_ops.constant(False)
 
-    state, flag = control_flow.cond(pred, ran, skipped)
+    state, flag = _pair(control_flow.cond(pred, ran, skipped))
     set_state(tuple(state))
     return tuple(state), flag
 
@@ -508,7 +516,7 @@ class _Range(threading.local):
     `for` over it can loop on the iterate (TF recognizes its Range op)."""
 
     def __init__(self):
-        self.last = None  # (tensor, start, limit, delta)
+        self.last: tuple | None = None  # (tensor, start, limit, delta)
 
 
 _ranges = _Range()
@@ -610,10 +618,8 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
                 symbol_names,
                 opts,
             )
-    elif staged and _tensor(iter_) is not None and _tensor(iter_).shape.rank:
-        _tensor_loop(
-            _tensor(iter_), extra_test, body, get_state, set_state, symbol_names, opts
-        )
+    elif staged and (tensor := _tensor(iter_)) is not None and tensor.shape.rank:
+        _tensor_loop(tensor, extra_test, body, get_state, set_state, symbol_names, opts)
     elif staged and isinstance(iter_, Dataset):
         _dataset_loop(iter_, extra_test, body, get_state, set_state, symbol_names, opts)
     else:
@@ -757,16 +763,17 @@ def _counted_loop(
 
     def test_fn(*vals):
         set_state(vals)
-        result = extra_test()
+        result = going_on()
         return result if _tensor(result) is not None else bool(result)
 
-    out = control_flow.for_range(
+    going_on: Any = extra_test
+    out: Any = control_flow.for_range(
         index(first),
         index(n),
         step,
         body_fn,
         _Carry(init),
-        extra_test=None if extra_test is None else test_fn,
+        extra_test=test_fn if extra_test is not None else None,
     )
     set_state(tuple(out))
 
