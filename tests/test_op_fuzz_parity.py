@@ -1649,6 +1649,9 @@ def test_rows_cover_every_shared_public_op(tf):
         "function", "init_scope", "map_fn", "numpy_function", "print",
         "py_function", "switch_case", "while_loop", "get_global_generator",
         "set_global_generator", "set_seed",
+        # Control flow and assertions (tests/test_control_flow.py,
+        # tests/test_autograph.py, tests/test_runtime_checks.py):
+        "Assert", "case", "foldl", "foldr", "scan",
     }  # fmt: skip
     # Convolution and pooling: tests/test_conv_pool_sweep.py sweeps them.
     not_ops |= {

@@ -27,6 +27,7 @@ from jax import lax
 
 from jaxtape._src.core import checks, dtypes, errors
 from jaxtape._src.core.dispatch import _mismatch, _tf_name, op
+from jaxtape._src.ops import fast_lax
 
 if TYPE_CHECKING:
     from jaxtape._src.core.typing import TensorLike, DTypeLike, AxisLike
@@ -584,7 +585,7 @@ def negative(x, name: str | None = None):
     """Returns `-x` element-wise (signed, float and complex dtypes, as TF)."""
     _check("Neg", K_SIGNED, x)
     try:
-        return lax.neg(x)
+        return fast_lax.neg(x)
     except TypeError:
         raise _unsupported_dtype("Neg", x, _NUMERIC) from None
 
@@ -593,7 +594,7 @@ def negative(x, name: str | None = None):
 def abs(x, name: str | None = None):  # noqa: A001 - TF's public name
     """Returns `|x|` element-wise (the magnitude, as a real dtype, for complex)."""
     try:
-        return lax.abs(x)
+        return fast_lax.abs(x)
     except TypeError:
         raise _unsupported_dtype("Abs", x, _REAL) from None
 
@@ -603,7 +604,7 @@ def sign(x, name: str | None = None):
     """Returns -1, 0 or 1 element-wise; its gradient is zero, as in TF."""
     _check("Sign", K_SIGNED, x)
     try:
-        return lax.sign(x)
+        return fast_lax.sign(x)
     except TypeError:
         raise _unsupported_dtype("Sign", x, _NUMERIC) from None
 
@@ -612,7 +613,7 @@ def sign(x, name: str | None = None):
 def square(x, name: str | None = None):
     """Returns `x * x` element-wise."""
     try:
-        return lax.square(x)
+        return fast_lax.square(x)
     except TypeError:
         raise _unsupported_dtype("Square", x, _NUMERIC + ", uint32, uint64") from None
 
@@ -658,7 +659,7 @@ sqrt.__wrapped__.forward_mode = jnp.sqrt  # pyright: ignore[reportFunctionMember
 def rsqrt(x, name: str | None = None):
     """Returns `1 / sqrt(x)` element-wise."""
     try:
-        return lax.rsqrt(x)
+        return fast_lax.rsqrt(x)
     except TypeError:
         raise _unsupported_dtype("Rsqrt", x, _INEXACT) from None
 
@@ -667,7 +668,7 @@ def rsqrt(x, name: str | None = None):
 def exp(x, name: str | None = None):
     """Returns `e ** x` element-wise."""
     try:
-        return lax.exp(x)
+        return fast_lax.exp(x)
     except TypeError:
         raise _unsupported_dtype("Exp", x, _INEXACT) from None
 
@@ -676,7 +677,7 @@ def exp(x, name: str | None = None):
 def expm1(x, name: str | None = None):
     """Returns `exp(x) - 1` element-wise."""
     try:
-        return lax.expm1(x)
+        return fast_lax.expm1(x)
     except TypeError:
         raise _unsupported_dtype("Expm1", x, _INEXACT) from None
 
@@ -685,7 +686,7 @@ def expm1(x, name: str | None = None):
 def log(x, name: str | None = None):
     """Returns the natural logarithm of `x` element-wise."""
     try:
-        return lax.log(x)
+        return fast_lax.log(x)
     except TypeError:
         raise _unsupported_dtype("Log", x, _INEXACT) from None
 
@@ -694,7 +695,7 @@ def log(x, name: str | None = None):
 def log1p(x, name: str | None = None):
     """Returns `log(1 + x)` element-wise."""
     try:
-        return lax.log1p(x)
+        return fast_lax.log1p(x)
     except TypeError:
         raise _unsupported_dtype("Log1p", x, _INEXACT) from None
 
@@ -703,7 +704,7 @@ def log1p(x, name: str | None = None):
 def sin(x, name: str | None = None):
     """Returns `sin(x)` element-wise."""
     try:
-        return lax.sin(x)
+        return fast_lax.sin(x)
     except TypeError:
         raise _unsupported_dtype("Sin", x, _INEXACT) from None
 
@@ -712,7 +713,7 @@ def sin(x, name: str | None = None):
 def cos(x, name: str | None = None):
     """Returns `cos(x)` element-wise."""
     try:
-        return lax.cos(x)
+        return fast_lax.cos(x)
     except TypeError:
         raise _unsupported_dtype("Cos", x, _INEXACT) from None
 
@@ -721,7 +722,7 @@ def cos(x, name: str | None = None):
 def tan(x, name: str | None = None):
     """Returns `tan(x)` element-wise."""
     try:
-        return lax.tan(x)
+        return fast_lax.tan(x)
     except TypeError:
         raise _unsupported_dtype("Tan", x, _INEXACT) from None
 
@@ -730,7 +731,7 @@ def tan(x, name: str | None = None):
 def asin(x, name: str | None = None):
     """Returns `arcsin(x)` element-wise."""
     try:
-        return lax.asin(x)
+        return fast_lax.asin(x)
     except TypeError:
         raise _unsupported_dtype("Asin", x, _INEXACT) from None
 
@@ -739,7 +740,7 @@ def asin(x, name: str | None = None):
 def acos(x, name: str | None = None):
     """Returns `arccos(x)` element-wise."""
     try:
-        return lax.acos(x)
+        return fast_lax.acos(x)
     except TypeError:
         raise _unsupported_dtype("Acos", x, _INEXACT) from None
 
@@ -748,7 +749,7 @@ def acos(x, name: str | None = None):
 def atan(x, name: str | None = None):
     """Returns `arctan(x)` element-wise."""
     try:
-        return lax.atan(x)
+        return fast_lax.atan(x)
     except TypeError:
         raise _unsupported_dtype("Atan", x, _INEXACT) from None
 
@@ -757,7 +758,7 @@ def atan(x, name: str | None = None):
 def sinh(x, name: str | None = None):
     """Returns `sinh(x)` element-wise."""
     try:
-        return lax.sinh(x)
+        return fast_lax.sinh(x)
     except TypeError:
         raise _unsupported_dtype("Sinh", x, _INEXACT) from None
 
@@ -766,7 +767,7 @@ def sinh(x, name: str | None = None):
 def cosh(x, name: str | None = None):
     """Returns `cosh(x)` element-wise."""
     try:
-        return lax.cosh(x)
+        return fast_lax.cosh(x)
     except TypeError:
         raise _unsupported_dtype("Cosh", x, _INEXACT) from None
 
@@ -775,7 +776,7 @@ def cosh(x, name: str | None = None):
 def tanh(x, name: str | None = None):
     """Returns `tanh(x)` element-wise."""
     try:
-        return lax.tanh(x)
+        return fast_lax.tanh(x)
     except TypeError:
         raise _unsupported_dtype("Tanh", x, _INEXACT) from None
 
@@ -784,7 +785,7 @@ def tanh(x, name: str | None = None):
 def sigmoid(x, name: str | None = None):
     """Returns `1 / (1 + exp(-x))` element-wise."""
     try:
-        return lax.logistic(x)
+        return fast_lax.logistic(x)
     except TypeError:
         raise _unsupported_dtype("Sigmoid", x, _INEXACT) from None
 
@@ -814,7 +815,7 @@ def erf(x, name: str | None = None):
       `erf(+-inf)` is +-1 in every float dtype; TF's float64 kernel gives NaN.
     """
     try:
-        return lax.erf(x)
+        return fast_lax.erf(x)
     except TypeError:
         raise _unsupported_dtype("Erf", x, _FLOAT) from None
 
@@ -823,7 +824,7 @@ def erf(x, name: str | None = None):
 def lgamma(x, name: str | None = None):
     """Returns `log(|gamma(x)|)` element-wise."""
     try:
-        return lax.lgamma(x)
+        return fast_lax.lgamma(x)
     except TypeError:
         raise _unsupported_dtype("Lgamma", x, _FLOAT) from None
 
