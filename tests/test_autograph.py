@@ -921,3 +921,34 @@ def test_print_and_jaxtape_print_order(capfd):
     assert got == want
     assert got[0] == ["trace: start", "trace: loop body", "trace: even branch"]
     assert got[1][:5] == ["even 0", "odd 1", "even 2", "total 3", "after call 3"]
+
+
+def test_set_verbosity_logs_the_generated_code(capsys):
+    def f(x):
+        if x > 0:
+            x = -x
+        return x
+
+    jaxtape.autograph.set_verbosity(2, alsologtostdout=True)
+    try:
+        jaxtape.autograph.to_graph(f)
+    finally:
+        jaxtape.autograph.set_verbosity(0)
+    out = capsys.readouterr().out
+    assert "def tf__f(x):" in out and "ag__.if_stmt" in out
+
+
+def test_trace_prints_while_tracing(capsys):
+    def make(tf):
+        @tf.function
+        def f(x):
+            tf.autograph.trace("tracing", 1)
+            return x + 1
+
+        return f
+
+    for module in (jaxtape, tf_real):
+        f = make(module)
+        f(module.constant(1.0))
+        f(module.constant(2.0))
+        assert capsys.readouterr().out == "tracing 1\n"

@@ -88,7 +88,6 @@ _LIBRARIES = frozenset(
 )
 
 _logger = logging.getLogger("jaxtape")
-_verbosity = {"level": int(os.environ.get("AUTOGRAPH_VERBOSITY", "0")), "stdout": False}
 
 
 # -- options ----------------------------------------------------------------------
@@ -160,6 +159,7 @@ def _transpiler():
     from malt.core import converter, unsupported_features_checker
     from malt.impl import api
     from malt.pyct import loader, origin_info, parser, transpiler
+    from malt.utils import ag_logging
 
     class _Factory(transpiler._PythonFnFactory):
         """malt's function factory, loading the generated module without a
@@ -224,6 +224,10 @@ def _transpiler():
                         nodes = ast.Assign(targets=[target], value=nodes)
                     else:
                         nodes.name = ctx.info.name
+                    if ag_logging.has_verbosity(2):
+                        ag_logging.log(
+                            2, "Transformed %s:\n\n%s\n", fn, parser.unparse(nodes)
+                        )
                     factory = _Factory(
                         ctx.info.name, fn.__code__.co_freevars, self.get_extra_locals()
                     )
@@ -441,7 +445,9 @@ def converted_call(f, args, kwargs, caller_fn_scope=None, options=None):
     try:
         converted = _convert(target, options)
     except Exception as e:  # TF: warn and run it as it is
-        _log(1, f"Error transforming entity {target}: {e!r}")
+        from malt.utils import ag_logging
+
+        ag_logging.log(1, "Error transforming entity %s", target, exc_info=True)
         _fall_back_warning(f, e)
         return _call(f, args, kwargs)
     try:
@@ -602,21 +608,13 @@ def do_not_convert(func=None):
 
 
 def set_verbosity(level, alsologtostdout=False):
-    """How much AutoGraph logs (TF's `tf.autograph.set_verbosity`): 0 is
-    nothing, from 1 conversion failures and fallbacks, from 3 the generated
-    code of each converted function. `AUTOGRAPH_VERBOSITY` sets the start value."""
+    """How much AutoGraph logs (TF's `tf.autograph.set_verbosity`), to Python's
+    `logging` (INFO) and, with `alsologtostdout`, to stdout: 0 nothing, from 1
+    conversion failures, from 2 each converted function's generated code, from
+    3 its source too. The `AUTOGRAPH_VERBOSITY` variable sets the default."""
     from malt.utils import ag_logging
 
-    _verbosity["level"] = int(level)
-    _verbosity["stdout"] = bool(alsologtostdout)
-    ag_logging.set_verbosity(int(level), alsologtostdout)
-
-
-def _log(level, message) -> None:
-    if _verbosity["level"] >= level:
-        _logger.info(message)
-        if _verbosity["stdout"]:
-            print(message)
+    ag_logging.set_verbosity(int(level), bool(alsologtostdout))
 
 
 def trace(*args) -> None:
