@@ -952,3 +952,78 @@ def test_trace_prints_while_tracing(capsys):
         f(module.constant(1.0))
         f(module.constant(2.0))
         assert capsys.readouterr().out == "tracing 1\n"
+
+
+def make_rnn(tf):
+    def rnn(xs, w):
+        ta = tf.TensorArray(tf.float32, size=xs.shape[0])
+        h = tf.zeros([2])
+        for i in tf.range(xs.shape[0]):
+            h = tf.tanh(xs[i] * w + h)
+            ta = ta.write(i, h)
+        return ta.stack()
+
+    return rnn
+
+
+def test_rnn_style_loop_writing_a_tensor_array_with_gradients():
+    xs = np.arange(6, dtype=np.float32).reshape(3, 2) / 5
+
+    def run(tf):
+        w = tf.Variable([0.5, -0.3])
+        with tf.GradientTape() as tape:
+            out = tf.function(make_rnn(tf))(tf.constant(xs), w)
+            loss = tf.reduce_sum(out * out)
+        return out.numpy(), tape.gradient(loss, w).numpy()
+
+    (want, want_grad), (got, got_grad) = run(tf_real), run(jaxtape)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5)
+
+
+def make_range_break(tf):
+    def f(x):
+        s = x
+        for i in tf.range(10):
+            if s > 10.0:
+                break
+            s = s * 2.0 + tf.cast(i, tf.float32)
+        return s
+
+    return f
+
+
+@pytest.mark.parametrize("x", [1.0, 20.0])
+def test_for_over_a_range_with_break(x):
+    _parity(make_range_break, x)
+
+
+def make_dataset_break(tf):
+    def f(limit):
+        s = tf.constant(0, tf.int64)
+        for b in tf.data.Dataset.range(10):
+            if b > limit:
+                break
+            s += b
+        return s
+
+    return f
+
+
+def test_for_over_a_dataset_with_break():
+    _parity(make_dataset_break, np.int64(3))
+
+
+def make_defined_in_loop_with_break(tf):
+    def f(x):
+        for i in tf.range(5):
+            last = x * tf.cast(i, tf.float32)
+            if last > 2.0:
+                break
+        return last
+
+    return f
+
+
+def test_value_defined_in_a_loop_with_break():
+    _parity(make_defined_in_loop_with_break, 1.0)
