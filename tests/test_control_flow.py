@@ -943,6 +943,35 @@ def test_keras_training_loop_inside_a_function(tf):
     assert traces == tfit.experimental_get_tracing_count()
 
 
+def _checked_in_loop(m):
+    @m.function
+    def f(x, n):
+        with m.GradientTape() as t:
+            t.watch(x)
+            s = m.while_loop(
+                lambda i, s: i < n,
+                lambda i, s: (i + 1, s + m.gather(x, i)),
+                (0, 0.0),
+                maximum_iterations=5,
+            )[1]
+            y = m.cond(n > 2, lambda: m.gather(x, n), lambda: s)
+        return s, y, t.gradient(s + y, x)
+
+    return f
+
+
+def test_run_time_checks_inside_branches_and_loops(tf):
+    """TF's index check runs inside a compiled loop and branch (the replays
+    of the tape's backward pass do not check again)."""
+
+    def build(n):
+        return lambda m: lambda x: _checked_in_loop(m)(x, m.constant(n))
+
+    _parity(tf, build(2), [1.0, 2.0, 3.0])
+    e = _raises_as_tf(tf, build(4), [1.0, 2.0, 3.0])
+    assert "not in [0, 3)" in str(e)
+
+
 # -- run-time printing inside constructs -----------------------------------------------
 def test_print_inside_branches_and_loops_runs_each_call(tf, capfd):
     def build(m):

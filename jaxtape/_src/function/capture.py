@@ -33,6 +33,7 @@ from typing import Any
 import jax
 import jax.core
 import numpy as np
+from jax.experimental import checkify
 
 from jaxtape._src.core import context, dtypes
 from jaxtape._src.core.dispatch import OpInfo, dispatch_raw, to_value
@@ -375,16 +376,35 @@ def rebuild(
 
 
 class Construct:
-    """The primitive tapes record for one traced construct (identity-hashed)."""
+    """The primitive tapes record for one traced construct (identity-hashed).
 
-    __slots__ = ("run", "__name__")
+    Its first call is the construct itself, run-time checks included (they
+    were traced into its functions). Later calls are replays (a tape's
+    backward pass, forward mode, an outer tape's jacobian): the forward pass
+    already checked, so there the checks are discharged and dropped
+    (`checkify`, then XLA removes them), as the dispatcher skips an op's
+    checks in replays.
+    """
+
+    __slots__ = ("run", "__name__", "_ran")
 
     def __init__(self, run: Callable, name: str) -> None:
         self.run = run
         self.__name__ = name
+        self._ran = False
 
     def __call__(self, *vals):
-        return tuple(self.run(*vals))
+        if not self._ran:
+            self._ran = True
+            return tuple(self.run(*vals))
+        return tuple(_unchecked(self.run)(*vals))
+
+
+def _unchecked(run: Callable) -> Callable:
+    def call(*vals):
+        return checkify.checkify(run, errors=checkify.user_checks)(*vals)[1]
+
+    return call
 
 
 def dispatch(name: str, run: Callable, objs: list) -> list:
