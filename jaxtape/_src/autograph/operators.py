@@ -47,6 +47,7 @@ from jaxtape._src.function.function import inside_function
 from jaxtape._src.ops import creation_ops, math_ops, nondiff
 from jaxtape._src.ops.array_ops import gather
 from jaxtape._src.ops.misc_ops import Assert
+from jaxtape._src.ops.tensor_array import TensorArray
 from jaxtape._src.state import scope as state_scope
 from jaxtape._src.state.variable import Variable
 
@@ -86,6 +87,8 @@ def _as_carried(name, value):
     numbers and NumPy arrays to tensors for `tf.cond`/`tf.while_loop`)."""
 
     def leaf(x):
+        if isinstance(x, TensorArray):  # control_flow carries it as it is
+            return x
         t = _tensor(x)
         if t is not None:
             return t
@@ -103,13 +106,15 @@ def _as_carried(name, value):
             )
         return x
 
-    return jax.tree_util.tree_map(
-        leaf, value, is_leaf=lambda x: type(x) is Tensor or isinstance(x, Variable)
-    )
+    return jax.tree_util.tree_map(leaf, value, is_leaf=_is_leaf)
+
+
+def _is_leaf(x) -> bool:
+    return type(x) is Tensor or isinstance(x, (Variable, TensorArray))
 
 
 def _leaves(value):
-    return jax.tree_util.tree_flatten(value, is_leaf=lambda x: type(x) is Tensor)
+    return jax.tree_util.tree_flatten(value, is_leaf=_is_leaf)
 
 
 def _same_structure(a, b) -> str | None:
