@@ -24,6 +24,7 @@ import jax
 import jax.core
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxtape._src.core import checks, context, dtypes, errors
 from jaxtape._src.core.dispatch import op, to_value
@@ -59,7 +60,9 @@ def _check_index(what):
     check=_check_index("TensorListSetItem"),
 )
 def _set_item(buffer, index, item):
-    return buffer.at[index].set(item, mode="drop")
+    # A dynamic-update-slice (XLA updates a loop's buffer in place; a scatter
+    # made the gradient of an RNN loop ~2x slower). In range after the check.
+    return lax.dynamic_update_index_in_dim(buffer, item, index, 0)
 
 
 @op(
@@ -68,7 +71,7 @@ def _set_item(buffer, index, item):
     check=_check_index("TensorListGetItem"),
 )
 def _get_item(buffer, index):
-    return jnp.take(buffer, index, axis=0, mode="fill", fill_value=0)
+    return lax.dynamic_index_in_dim(buffer, index, 0, keepdims=False)
 
 
 @op(
