@@ -140,9 +140,13 @@ def escaped(values, cause: BaseException | None = None) -> None:
     """Raises `EscapedTensorError` if one of `values` is a tracer while no JAX
     transformation runs (so its trace has ended). Called where an op failed;
     the cause is kept."""
+    if any(is_escaped(v) for v in values):
+        raise EscapedTensorError(ESCAPED) from cause
+
+
+def is_escaped(value) -> bool:
+    """Whether `value` is a tracer while no JAX transformation runs (inside a
+    user's own `jax.jit`/`vmap`/`grad` a tracer is live: JAX's errors apply)."""
     from jax._src import core  # (L0 keeps its imports light: only on errors)
 
-    if not core.trace_ctx.is_top_level():
-        return  # inside jax.jit/vmap/grad: JAX's own error says it
-    if any(isinstance(v, core.Tracer) for v in values):
-        raise EscapedTensorError(ESCAPED) from cause
+    return isinstance(value, core.Tracer) and core.trace_ctx.is_top_level()

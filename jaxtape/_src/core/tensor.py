@@ -228,6 +228,27 @@ class Reference:
         return f"<Reference wrapping {self._obj!r}>"
 
 
+class _eager_only:  # noqa: N801 - a decorator
+    """`Tensor.numpy` as TF has it: absent while `jaxtape.function` traces the
+    tensor (AttributeError, so `hasattr(x, "numpy")` is False, as for TF's
+    graph tensors), the method otherwise."""
+
+    def __init__(self, method):
+        self.method = method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.method
+        if context.state.function_depth and isinstance(obj._v, jax.core.Tracer):
+            raise AttributeError(
+                "Tensor.numpy() is not available inside jaxtape.function (as in "
+                "tf.function): the value is not computed yet. Return the tensor "
+                "from the function, or use `jaxtape.print` to see it at run time."
+            )
+        return self.method.__get__(obj, owner)
+
+
 class Tensor(TensorOperators):
     """An immutable multidimensional array, TF's eager `tf.Tensor`.
 
@@ -289,17 +310,13 @@ class Tensor(TensorOperators):
         return Reference(self)
 
     # -- conversion ---------------------------------------------------------
+    @_eager_only
     def numpy(self) -> Any:
         """The value as a NumPy array (a NumPy scalar for rank 0), like TF."""
         value = self._value
         if isinstance(value, jax.core.Tracer):
-            if context.state.function_depth:
-                raise NotImplementedError(
-                    "Tensor.numpy() is not available inside jaxtape.function (as in "
-                    "tf.function): the value is not computed yet. Return the tensor "
-                    "from the function, or use `jaxtape.print` to see it at run time."
-                )
-            raise errors.EscapedTensorError(errors.ESCAPED)
+            if errors.is_escaped(value):
+                raise errors.EscapedTensorError(errors.ESCAPED)
         if context.state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
         out = np.asarray(value)

@@ -76,6 +76,7 @@ class _Trace:
         self.poly_failed = False  # a size it could not be specialized to
         self.key = None  # the trace's key (`signature`), set by Function
         self.signature: Any = None  # (args, kwargs) as TF prints them
+        self.call_args: Any = ((), {})  # (args, kwargs) of the call that traced
         self.closed = None  # the traced jaxpr (`settle`)
         self.leaf_avals: list = []  # the arrays' avals it was traced with
         self.out_specs: list = []  # the outputs' shapes and dtypes (`settle`)
@@ -790,7 +791,9 @@ class Function:
                 self._tracing_count += 1  # (TF counts it too) then retrace,
                 continue  # with them lifted: that trace must create none
             trace.settle(traced)
-            if poly is not None and not trace.specializes(var_vals, call.leaves):
+            if poly is not None and not trace.specializes(
+                trace.var_values(), call.leaves
+            ):
                 self._failed.add((key, pattern))
                 key, pattern = call.key, None
                 continue
@@ -798,6 +801,7 @@ class Function:
         self._tracing_count += 1
         trace.key = key if pattern is None else (key, pattern)
         trace.signature = self._printed_signature(call, key)
+        trace.call_args = (call.args, call.kwargs)
         self._keep(trace, call)
         return trace
 
@@ -830,7 +834,8 @@ class Function:
                 leaves.append(TensorSpec(k[1], dtypes.as_dtype(k[2]), name))
             else:
                 leaves.append(x)
-        return jax.tree_util.tree_unflatten(call.structure[0], leaves)
+        args, kwargs = jax.tree_util.tree_unflatten(call.structure[0], leaves)
+        return _sig.canonical(self._fn, args, kwargs)
 
     # -- inspection ------------------------------------------------------------------
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
@@ -919,6 +924,7 @@ class Function:
         self._tracing_count += 1
         trace.key = (call.key, pattern)
         trace.signature = self._printed_signature(call, call.key)
+        trace.call_args = (call.args, call.kwargs)
         self._keep(trace, call)
         return trace
 
@@ -981,6 +987,15 @@ class ConcreteFunction:
 
     def __call__(self, *args, **kwargs):
         function, trace = self._function, self._trace
+        # Python values the trace was made with may be left out, as in TF.
+        traced_args, traced_kwargs = trace.call_args
+        if len(args) < len(traced_args):
+            rest = traced_args[len(args) :]
+            if not any(type(x) is TensorSpec for x in jax.tree_util.tree_leaves(rest)):
+                args = (*args, *rest)
+        for k, v in traced_kwargs.items():
+            if k not in kwargs and type(v) is not TensorSpec:
+                kwargs[k] = v
         call = function._signature(args, kwargs)
         general = trace.key[0] if trace.poly is not None else trace.key
         ok = _sig.accepts(general, call.key)

@@ -264,6 +264,30 @@ def spec_of(x, name=None):
     return x
 
 
+def canonical(python_function, args, kwargs):
+    """`(args, kwargs)` as TF's FunctionType binds them: defaults filled in,
+    positional parameters in `args`, keyword-only ones in `kwargs`."""
+    try:
+        sig = inspect.signature(python_function)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs
+    bound.apply_defaults()
+    out_args: list = []
+    out_kwargs: dict = {}
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD):
+            out_args.append(value)
+        elif kind is kind.VAR_POSITIONAL:
+            out_args.extend(value)
+        elif kind is kind.KEYWORD_ONLY:
+            out_kwargs[name] = value
+        else:
+            out_kwargs.update(value)
+    return tuple(out_args), out_kwargs
+
+
 def structured_input_signature(python_function, args, kwargs):
     """TF's `structured_input_signature`: `(args, kwargs)` with every tensor a
     TensorSpec named after its parameter (`x`, `pair_0`, `d_k`, `args_1`)."""

@@ -25,6 +25,7 @@ not know how to substitute.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import jax
@@ -129,7 +130,8 @@ def _subst(v, env, memo):
     """`v` (an eqn's params, or part of them) with every symbol made concrete."""
     t = type(v)
     if t is _DimExpr:
-        return v._evaluate(env)
+        out = v._evaluate(env)
+        return out if type(out) is _DimExpr else int(out)
     if t is dict:
         return {k: _subst(x, env, memo) for k, x in v.items()}
     if t is tuple or t is list or (isinstance(v, tuple) and hasattr(t, "_fields")):
@@ -178,13 +180,78 @@ def _open(jaxpr, env, memo):
 def _wrapped(fun, env, memo):
     """A `WrappedFun` (custom_vjp's fwd/bwd, custom_jvp's jvp) rebuilt with
     its transformations' static arguments (avals captured while tracing)
-    specialized, and its results (jaxprs traced with those avals) too."""
-    inner, params = fun.f, dict(fun.params)
+    specialized, its function's closure too (checkify wraps custom_vjp's bwd
+    in a closure), and its results (jaxprs traced with those avals)."""
+    inner, params = _closure(fun.f, env, memo), dict(fun.params)
 
     def core(*args, **kwargs):
         return _subst(inner(*args, **kwargs), env, memo)
 
     new = _lu.wrap_init(core, params, debug_info=fun.debug_info)
     for (gen, static), store in reversed(list(zip(fun.transforms, fun.stores))):
-        new = new.wrap(gen, _subst(static, env, memo), store)
+        static = tuple(_results(x, env, memo) for x in _subst(static, env, memo))
+        new = new.wrap(gen, static, store)
     return new
+
+
+def _results(x, env, memo):
+    """A callable static argument (custom_vjp's `maybe_out_type` thunk)
+    wrapped so that what it returns (avals) is specialized too."""
+    if not callable(x) or isinstance(x, type) or type(x) is _lu.WrappedFun:
+        return x
+
+    def call(*args, **kwargs):
+        return _subst(x(*args, **kwargs), env, memo)
+
+    return call
+
+
+_CELL_TYPES = (
+    _DimExpr,
+    tuple,
+    list,
+    _core.ShapedArray,
+    _core.ClosedJaxpr,
+    _core.Jaxpr,
+    _lu.WrappedFun,
+)
+
+
+def _closure(f, env, memo, depth: int = 2):
+    """A plain function whose closure holds symbolic avals or WrappedFuns,
+    rebuilt with them specialized (`f` itself when nothing changes)."""
+    if type(f) is not types.FunctionType or not f.__closure__ or depth < 0:
+        return f
+    cells = []
+    changed = False
+    for cell in f.__closure__:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            cells.append(cell)
+            continue
+        if type(value) is types.FunctionType:
+            new = _closure(value, env, memo, depth - 1)
+        elif type(value) in _CELL_TYPES:  # (never a cache dict a thunk fills)
+            new = _subst(value, env, memo)
+        else:
+            new = value
+        changed = changed or new is not value
+        cells.append(types.CellType(new) if new is not value else cell)
+    if not changed:
+        return f
+    # A rebuilt function is another function: a memo cache in its closure
+    # (JAX's `_memoize` of a thunk) starts empty.
+    cells = [types.CellType({}) if type(_contents(c)) is dict else c for c in cells]
+    out = types.FunctionType(
+        f.__code__, f.__globals__, f.__name__, f.__defaults__, tuple(cells)
+    )
+    out.__kwdefaults__ = f.__kwdefaults__
+    return out
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None

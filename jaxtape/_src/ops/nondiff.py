@@ -6,6 +6,7 @@ flows only through these is `None`, as in TensorFlow. Layer L1.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -369,7 +370,10 @@ def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
     dims = np.shape(input)
     if not all(type(d) is int for d in dims):  # symbolic sizes (jaxtape.function)
         return jnp.asarray(dims, out)
-    return jnp.asarray(np.asarray(dims), out)
+    # A known shape is a concrete value even while jaxtape.function traces, so
+    # that `jaxtape.zeros(jaxtape.shape(x))` works there as in TF.
+    with jax.ensure_compile_time_eval():
+        return jnp.asarray(np.asarray(dims), out)
 
 
 @op("Size", differentiable=False)
