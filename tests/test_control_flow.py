@@ -235,6 +235,29 @@ def test_map_fn_scan_foldl_foldr_gradients(tf):
     _parity(tf, _map_and_scans, np.arange(1.0, 7.0).reshape(2, 3).astype("float32"))
 
 
+def _pass_through(m):
+    @m.function
+    def f(x, p):
+        with m.GradientTape(persistent=True) as t:
+            t.watch(x)
+            y = m.cond(p > 0, lambda: x, lambda: 2.0 * x)
+            z = m.while_loop(
+                lambda i, s: i < 2,
+                lambda i, s: (i + 1, x),  # a Tensor from outside, as it is
+                (0, 0.0 * x),
+                maximum_iterations=2,
+            )[1]
+            w = m.switch_case(m.cast(p > 0, m.int32), [lambda: x * 3.0, lambda: x])
+        return t.gradient(y, x), t.gradient(z, x), t.gradient(w, x)
+
+    return f
+
+
+@pytest.mark.parametrize("p", [1.0, -1.0])
+def test_tensors_returned_as_they_are_by_branches_and_bodies(tf, p):
+    _parity(tf, _pass_through, 2.0, p)
+
+
 def _jacobian_through_cond(m):
     @m.function
     def f(x):

@@ -62,6 +62,12 @@ class Capture:
             if type(t) is Tensor:
                 self.inside[id(t)] = t
 
+    def returned(self, leaves) -> None:
+        """Tensors from outside returned as they are (`lambda: x`) are inputs."""
+        for t in leaves:
+            if type(t) is Tensor and id(t) not in self.inside:
+                self.outside.setdefault(id(t._v), t)
+
     def _record(self, info, params, objs, out) -> bool:
         inside = self.inside
         for o in objs:
@@ -221,6 +227,7 @@ def trace(
             capture.mark_inside(args)
             out = fn(*args)
             flat, tree = tree_flatten(out)
+            capture.returned(flat)
             raw = [_output_leaf(leaf, what) for leaf in flat]
         finally:
             _scope._stack.scopes.pop()
