@@ -1035,6 +1035,7 @@ def test_print_inside_branches_and_loops_runs_each_call(tf, capfd):
         "close",
         "read_then_stack",
         "identity_shares",
+        "infer_shape_false",
     ],
 )
 def test_tensor_array_eager_semantics(tf, name):
@@ -1067,6 +1068,11 @@ def test_tensor_array_eager_semantics(tf, name):
                 ta = ta.write(0, x)
                 ta.close()
                 return ta.size()
+            if name == "infer_shape_false":  # elements of different shapes
+                ta = m.TensorArray(m.float32, size=2, infer_shape=False)
+                ta = ta.write(0, x)
+                ta = ta.write(1, m.concat([x, x], 0))
+                return ta.concat(), ta.size()
             if name == "read_then_stack":  # TF: the read clears the element
                 ta = m.TensorArray(m.float32, size=2)
                 ta = ta.write(1, x)

@@ -348,7 +348,13 @@ def while_loop(
     Differences from TensorFlow: inside `jaxtape.function`, a shape that
     varies between iterations (allowed by `shape_invariants`) raises
     `NotImplementedError`; a gradient through a loop without a static
-    `maximum_iterations` raises `ValueError` (TF keeps a stack per loop).
+    `maximum_iterations` raises `ValueError` (TF keeps a stack per loop); a
+    body that assigns Variables (or writes a TensorArray of unknown element
+    shape) is traced twice, so its Python side effects run twice; a loop
+    with `maximum_iterations` runs that many (masked) steps' conditions. A
+    GradientTape inside the function replays the loop's forward pass under
+    `jax.vjp`, which XLA does not merge with the first one (a loop's forward
+    runs twice when a tape inside the function differentiates it).
     `parallel_iterations` and `swap_memory` are accepted and ignored.
     """
     del parallel_iterations, swap_memory, name
