@@ -544,15 +544,13 @@ def _rewritten(e):
 
 @functools.cache
 def _library_dirs() -> tuple:
+    """The folders of jaxtape, JAX and malt (frames a user needs not see)."""
     import jax
     import malt
 
-    import jaxtape
-
-    return tuple(
-        os.path.dirname(str(m.__file__)) + os.sep
-        for m in (jaxtape, jax, malt, functools)
-    )
+    package = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    others = (os.path.dirname(str(m.__file__)) for m in (jax, malt))
+    return tuple(d + os.sep for d in (package, *others))
 
 
 def _library_file(filename: str) -> bool:
