@@ -141,8 +141,10 @@ from jaxtape._src.ops.misc_ops import (  # noqa: F401
     Assert as Assert,
     IndexedSlices as IndexedSlices,
     newaxis as newaxis,
-    numpy_function as numpy_function,
     print as print,
+)
+from jaxtape._src.ops.script_ops import (  # noqa: F401
+    numpy_function as numpy_function,
     py_function as py_function,
 )
 from jaxtape._src.state.variable import (  # noqa: F401

@@ -665,3 +665,209 @@ def test_numpy_inside_a_function_is_tfs_attribute_error(tf):
 
     want, got = _both(tf, run)
     assert want == got == [("AttributeError", False)]
+
+
+# -- py_function and numpy_function --
+
+
+def _huber(m, capsys):
+    """TF's own py_function docstring example."""
+
+    @m.py_function(Tout=m.float32)
+    def py_log_huber(x, m_):
+        print("Running with eager execution.")
+        if m.abs(x) <= m_:
+            return x**2
+        return m_**2 * (1 - 2 * m.math.log(m_) + m.math.log(x**2))
+
+    @m.function
+    def tf_wrapper(x):
+        print("Tracing.")
+        return py_log_huber(x, m.constant(2.0))
+
+    out = [float(py_log_huber(m.constant(1.0), m.constant(2.0)))]
+    out += [float(tf_wrapper(m.constant(1.0))), float(tf_wrapper(m.constant(3.0)))]
+    out.append(capsys.readouterr().out)
+    x = m.constant(1.0)
+    with m.GradientTape() as t:
+        t.watch(x)
+        y = tf_wrapper(x)
+    out.append(float(t.gradient(y, x)))
+    capsys.readouterr()
+    return out
+
+
+def test_py_function_docstring_example(tf, capsys):
+    want, got = _both(tf, _huber, capsys)
+    assert want == got
+    assert got[3] == (
+        "Running with eager execution.\nTracing.\n"
+        "Running with eager execution.\nRunning with eager execution.\n"
+    )
+
+
+def _call_forms(m):
+    x = m.constant([1.0, 2.0])
+    out = [
+        m.py_function(lambda a: a * 2, [x], m.float32),
+        m.py_function(lambda a: [a * 2], [x], [m.float32]),
+        m.py_function(lambda a: (a, m.cast(a, m.int32)), [x], (m.float32, m.int32)),
+        m.py_function(lambda a: None, [x], []),
+        m.py_function(lambda a: np.array([1.0, 2.0]), [x], m.float32),
+        m.py_function(lambda a: a, [x], m.TensorSpec([2], m.float32)),
+        m.numpy_function(lambda a: a * 2, [x], m.float32),
+        m.numpy_function(lambda a: (a * 2, a), [x], (m.float32, m.float32)),
+        m.numpy_function(lambda a: np.array([1.0, 2.0]), [x], m.float32),
+        m.numpy_function(lambda a: 3.0, [x], m.float32),
+        m.numpy_function(lambda a: type(a).__name__ == "ndarray", [x], m.bool),
+    ]
+    return jax.tree_util.tree_map(
+        lambda t: (t.dtype.name, t.numpy().tolist()),
+        out,
+        is_leaf=lambda t: hasattr(t, "dtype"),
+    )
+
+
+def test_py_function_and_numpy_function_results_as_tfs(tf):
+    want, got = _both(tf, _call_forms)
+    assert want == got
+
+
+def _compiled_forms(m, capsys):
+    @m.numpy_function(Tout=m.float32)
+    def ndec(a):
+        print("numpy got", type(a).__name__, a.dtype)
+        return a * 2
+
+    @m.function
+    def f(a):
+        y = m.py_function(lambda a: a * 2, [a], m.float32)
+        m.py_function(lambda: print("side effect"), [], [])
+        return y + ndec(a)
+
+    x = m.constant([1.0, 2.0])
+    out = [f(x).numpy().tolist(), f(x + 1).numpy().tolist()]
+    out.append(capsys.readouterr().out)
+    out.append(f.experimental_get_tracing_count())
+    return out
+
+
+def test_py_function_inside_a_function_runs_every_call(tf, capsys):
+    want, got = _both(tf, _compiled_forms, capsys)
+    assert want == got
+    assert got[2].count("side effect") == 2
+
+
+def _gradients(m):
+    @m.function
+    def inside(a):
+        with m.GradientTape() as t:
+            t.watch(a)
+            y = m.py_function(lambda a: a * a * a, [a], m.float32)
+        return t.gradient(y, a)
+
+    x = m.constant([1.0, 2.0])
+    f = m.function(
+        lambda a: m.reduce_sum(m.py_function(lambda b: b * b, [a], m.float32))
+    )
+    with m.GradientTape() as t:
+        t.watch(x)
+        y = f(x)
+    g = m.function(
+        lambda a: m.reduce_sum(m.numpy_function(lambda b: b * 2, [a], m.float32) * a)
+    )
+    with m.GradientTape() as t2:
+        t2.watch(x)
+        z = g(x)
+    return [
+        float(inside(m.constant(3.0))),
+        t.gradient(y, x).numpy().tolist(),
+        t2.gradient(z, x).numpy().tolist(),
+    ]
+
+
+def test_py_function_is_differentiable_inside_and_outside_a_function(tf):
+    want, got = _both(tf, _gradients)
+    assert want == got == [27.0, [2.0, 4.0], [2.0, 4.0]]
+
+
+def _script_errors(m):
+    x = m.constant([1.0, 2.0])
+
+    @m.function
+    def wrong_dtype(a):
+        return m.numpy_function(lambda b: b.astype("float64"), [a], m.float32)
+
+    @m.function
+    def count(a):
+        return m.py_function(lambda b: None, [a], [m.float32])
+
+    def raises(b):
+        if float(m.reduce_sum(b)) > 10:
+            raise ValueError("too big")
+        return b
+
+    @m.function
+    def sometimes(a):
+        return m.py_function(raises, [a], m.float32)
+
+    return [
+        _error(m.py_function, lambda a: a, [x])[0],
+        _error(lambda: m.py_function(Tout=m.float32)(lambda a: a)(x))[0],
+        _error(m.py_function, func=lambda a: a, Tout=m.float32)[0],
+        _error(wrong_dtype, x)[0],
+        _error(count, x)[0],
+        _error(sometimes, x)[0],
+        _error(sometimes, x * 10)[0],
+        _error(sometimes, x * 10)[1].count("too big") > 0,
+    ]
+
+
+def test_script_op_errors_are_tfs_types(tf):
+    want, got = _both(tf, _script_errors)
+    assert want == got
+    assert got[:3] == ["TypeError", "", "TypeError"]
+
+
+def _in_a_loop(m):
+    @m.function
+    def loop(n):
+        s = m.constant(0.0)
+        for i in m.range(n):
+            # (TF leaves the shape unknown: the reshape is for TF's loop check)
+            y = m.py_function(
+                lambda i: m.cast(i, m.float32) * 2, [i], m.TensorSpec([], m.float32)
+            )
+            s += m.reshape(y, [])
+        return s
+
+    return float(loop(m.constant(4))), float(loop(m.constant(2)))
+
+
+def test_py_function_in_a_converted_loop_with_tensorspec_tout(tf):
+    assert _both(tf, _in_a_loop) == ((12.0, 2.0), (12.0, 2.0))
+
+
+def test_py_function_output_shapes_unknown_in_a_loop_say_the_fix():
+    @jaxtape.function
+    def loop(n):
+        s = jaxtape.constant(0.0)
+        for i in jaxtape.range(n):
+            s += jaxtape.py_function(
+                lambda i: jaxtape.cast(i, "float32"), [i], "float32"
+            )
+        return s
+
+    with pytest.raises(ValueError, match="Give `Tout` as TensorSpecs"):
+        loop(jaxtape.constant(3))
+
+
+def test_py_function_reads_variables_at_run_time(tf):
+    def run(m):
+        v = m.Variable(5.0)
+        f = m.function(lambda a: m.py_function(lambda a: a * v, [a], m.float32))
+        out = [float(f(m.constant(2.0)))]
+        v.assign(3.0)
+        return out + [float(f(m.constant(2.0)))]
+
+    assert _both(tf, run) == ([10.0, 6.0], [10.0, 6.0])

@@ -583,3 +583,22 @@ def _as_value(g):
     from jaxtape._src.core.dispatch import to_value
 
     return to_value(g)
+
+
+def _eager_vjp(fn, inputs: list, cotangents: list) -> list:
+    """`py_function`'s gradient inside a compiled program (`context.hooks`):
+    `fn(*inputs)` run again eagerly under a tape, pulled back with the
+    cotangents; zeros for inputs it does not depend on."""
+    with GradientTape() as tape:
+        for x in inputs:
+            tape.watch(x)
+        outputs = fn(*inputs)
+    return tape.gradient(
+        outputs,
+        inputs,
+        output_gradients=cotangents,
+        unconnected_gradients=UnconnectedGradients.ZERO,
+    )
+
+
+context.hooks.eager_vjp = _eager_vjp

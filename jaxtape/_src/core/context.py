@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import jax
+
 
 class _State(threading.local):
     def __init__(self) -> None:
@@ -68,6 +70,17 @@ def _no_variables(variable: Any) -> Any:
     raise TypeError(f"No Variable type is installed to read {variable!r}.")
 
 
+@contextlib.contextmanager
+def _eager_scope():
+    saved = state.function_depth
+    state.function_depth = 0
+    try:
+        with paused_tapes(), jax.ensure_compile_time_eval():
+            yield
+    finally:
+        state.function_depth = saved
+
+
 class Hooks:
     """Functions installed by upper layers; defaults keep L0/L1 usable alone."""
 
@@ -81,6 +94,19 @@ class Hooks:
         self.variable_type: type | None = None
         # Called as warn_numpy_escape(tensor) when a tracked tensor goes to NumPy.
         self.numpy_escape: Callable[[Any], None] | None = None
+        # `eager_vjp(fn, inputs, cotangents)`: the gradients of `fn(*inputs)` (a
+        # list of Tensors) for `inputs`, computed eagerly with a GradientTape
+        # (`py_function`'s gradient inside a compiled program). The autodiff
+        # layer installs it.
+        self.eager_vjp: Callable[[Any, list, list], list] | None = None
+        # `trace_time_values(values)`: concrete values, while jaxtape.function
+        # traces, of traced inputs of an op (`py_function`'s output shapes), or
+        # None where they cannot be known. The function layer installs it.
+        self.trace_time_values: Callable[[list], list | None] | None = None
+        # `init_scope()`: a context that runs its body eagerly even while
+        # jaxtape.function traces (TF's `tf.init_scope`); the state layer
+        # installs it (it also lifts Variables out of the trace).
+        self.init_scope: Callable[[], Any] = _eager_scope
 
 
 hooks = Hooks()

@@ -27,6 +27,7 @@ import functools
 import inspect
 import itertools
 import logging
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, overload
@@ -34,6 +35,8 @@ from typing import Any, NamedTuple, overload
 import jax
 import jax.core
 import numpy as np
+import jax.extend.core as jex_core
+from jax._src import source_info_util
 
 from jaxtape._src.core import checks, context, dtypes, errors
 from jaxtape._src.core.compile_cache import guard as _guard
@@ -48,6 +51,7 @@ from jaxtape._src.core.tensor import (
 )
 from jaxtape._src.function import signature as _sig
 from jaxtape._src.function import specialize
+from jaxtape._src.ops import script_ops
 from jaxtape._src.state import scope as _scope
 from jaxtape._src.state.variable import Variable, live_variables, state_lock
 
@@ -120,6 +124,11 @@ class _Trace:
             args, kwargs = in_key_order((args, kwargs), self.arg_order)
         # Outer tapes must not see the traced ops (a tape inside the function
         # records normally); the whole call is one op for them (_CompiledCall).
+        probe = _probe.current
+        if probe is not None and probe[0] is self:  # (trace_time_values)
+            first = next(iter([*var_vals, *leaf_vals]), None)
+            frame = getattr(getattr(first, "_trace", None), "frame", None)
+            _probe.current = (self, frame, *probe[2:])
         with context.paused_tapes(), _tracing():
             with _scope.state_scope(pairs, _scope.RecordingScope) as scope:
                 out = self.fn(*args, **kwargs)
@@ -162,7 +171,15 @@ class _Trace:
             self.leaf_avals = [
                 jax.ShapeDtypeStruct(np.shape(x), x.dtype) for x in leaves
             ]
-        return self.jitted.trace(var_vals, self.leaf_avals)
+        saved = _probe.current
+        if not any(type(x) is jax.ShapeDtypeStruct for x in leaves):
+            # The call's concrete inputs, for values needed while tracing.
+            env = specialize.environment(self.poly[1], leaves) if self.poly else None
+            _probe.current = (self, None, [*var_vals, *leaves], env)
+        try:
+            return self.jitted.trace(var_vals, self.leaf_avals)
+        finally:
+            _probe.current = saved
 
     def specializes(self, var_vals, leaves) -> bool:
         """Whether a symbolic trace's program builds for these sizes (its
@@ -254,10 +271,14 @@ class _Trace:
         when outer tapes record the whole call as one op (`_CompiledCall`).
         """
         with state_lock:
-            if objs is not None:
-                values, new_state, failed = self._call_recorded(objs)
-            else:
-                values, new_state, failed = self._call(leaves)
+            try:
+                if objs is not None:
+                    values, new_state, failed = self._call_recorded(objs)
+                else:
+                    values, new_state, failed = self._call(leaves)
+            except jax.errors.JaxRuntimeError as e:  # a py_function failed?
+                script_ops.raise_failure(e)
+                raise
             out = self._write_back(values, new_state)
         if failed is not None:
             if objs is not None:
@@ -374,6 +395,116 @@ class _Trace:
                 leaves.append(s)
         out = jax.tree_util.tree_unflatten(self.out_tree, leaves)
         return out if self.key_order is None else in_key_order(out, self.key_order)
+
+
+class _Probe(threading.local):
+    def __init__(self):
+        # (trace, its frame, the concrete inputs, sizes of a symbolic trace)
+        # while `trace_program` traces a call with concrete arguments.
+        self.current: tuple | None = None
+
+
+_probe = _Probe()
+
+
+def _trace_time_values(values) -> list | None:
+    """Concrete values of tensors while jaxtape.function traces (installed as
+    `context.hooks.trace_time_values`; `py_function`'s output shapes): the
+    program so far, up to them, evaluated on the call's concrete inputs.
+    None where they are not known: inside control-flow bodies, in
+    `get_concrete_function` of TensorSpecs."""
+    probe = _probe.current
+    if probe is None or probe[1] is None:
+        return None
+    tracers = [v for v in values if isinstance(v, jax.core.Tracer)]
+    try:
+        outs = _concrete(tracers, *probe[1:], depth=0)
+    except Exception:  # noqa: BLE001 - unknown values: the caller says what to do
+        return None
+    if outs is None:
+        return None
+    it = iter(outs)
+    return [
+        np.asarray(next(it)) if isinstance(v, jax.core.Tracer) else np.asarray(v)
+        for v in values
+    ]
+
+
+def _concrete(tracers, root, inputs, env, depth: int):
+    """The values of `tracers`, frame by frame (`_frame_values`)."""
+    groups: dict = {}
+    for i, t in enumerate(tracers):
+        groups.setdefault(id(getattr(t._trace, "frame", None)), []).append(i)
+    out: list = [None] * len(tracers)
+    for positions in groups.values():
+        group = [tracers[i] for i in positions]
+        values = _frame_values(group, root, inputs, env, depth)
+        if values is None:
+            return None
+        for i, v in zip(positions, values):
+            out[i] = v
+    return out
+
+
+def _frame_values(tracers, root, inputs, env, depth: int):
+    """The values of `tracers` of one frame: its equations up to them,
+    evaluated; a frame nested in the root (checkify's) has the root's tracers
+    as constants, computed first. None if they depend on a frame's own inputs
+    other than the root's (a control-flow body)."""
+    if getattr(tracers[0]._trace, "frame", None) is None or depth > 4:
+        return None
+    trace = tracers[0]._trace
+    frame = trace.frame
+    debug = frame.debug_info._replace(result_paths=None)
+    jaxpr, consts = frame.to_jaxpr(trace, tracers, debug, source_info_util.current())
+    jaxpr, consts = _needed(jaxpr, consts)
+    if frame is root:
+        args = inputs
+        if len(jaxpr.invars) != len(inputs):
+            return None
+    else:
+        needed_inputs = set(jaxpr.invars) & _used_vars(jaxpr)
+        if needed_inputs:
+            return None
+        args = [None] * len(jaxpr.invars)
+    outer = [c for c in consts if isinstance(c, jax.core.Tracer)]
+    if outer:
+        known = _concrete(outer, root, inputs, env, depth + 1)
+        if known is None:
+            return None
+        it = iter(known)
+        consts = [next(it) if isinstance(c, jax.core.Tracer) else c for c in consts]
+    closed = jex_core.ClosedJaxpr(jaxpr, consts)
+    if env is None:
+        return jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    return specialize.evaluate(closed, args, env)
+
+
+def _used_vars(jaxpr) -> set:
+    used = {v for v in jaxpr.outvars if isinstance(v, jex_core.Var)}
+    for eqn in jaxpr.eqns:
+        used.update(v for v in eqn.invars if isinstance(v, jex_core.Var))
+    return used
+
+
+def _needed(jaxpr, consts):
+    """`jaxpr` with only the equations (and constants) its outputs need: the
+    others, side effects such as prints included, do not run while tracing."""
+    needed = {v for v in jaxpr.outvars if isinstance(v, jex_core.Var)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in needed for v in eqn.outvars):
+            kept.append(eqn)
+            needed.update(v for v in eqn.invars if isinstance(v, jex_core.Var))
+    kept.reverse()
+    pairs = [(v, c) for v, c in zip(jaxpr.constvars, consts) if v in needed]
+    jaxpr = jaxpr.replace(
+        constvars=[v for v, _ in pairs], eqns=kept, effects=jex_core.no_effects
+    )
+    return jaxpr, [c for _, c in pairs]
+
+
+context.hooks.trace_time_values = _trace_time_values
 
 
 _TENSOR, _ARRAY = object(), object()

@@ -1,4 +1,4 @@
-"""TF utilities: print, debugging asserts, py_function. Layer L1."""
+"""TF utilities: print, debugging asserts. Layer L1 (py_function: script_ops)."""
 
 from __future__ import annotations
 
@@ -443,38 +443,6 @@ def check_numerics(tensor, message, name=None):
         kind = "NaN" if np.any(np.isnan(arr)) else "Inf"
         _fail(None, f"{message} : Tensor had {kind} values")
     return tensor
-
-
-def py_function(func, inp, Tout, name=None):  # noqa: N803 - TF's argument name
-    """Runs a Python function on Tensors; differentiable when it uses jaxtape ops.
-
-    Eagerly, `func` runs directly, so the ops it calls are recorded by active
-    tapes, as in TF eager.
-    """
-    out = func(*inp)
-    if Tout is None:
-        return None
-    if isinstance(Tout, (list, tuple)):
-        return [_as_tensor(o, t) for o, t in zip(out, Tout)]
-    return _as_tensor(out, Tout)
-
-
-def _as_tensor(o, dtype):
-    np_dt = dtypes.np_dtype(dtype)
-    if type(o) is Tensor:
-        return o if o._value.dtype == np_dt else Tensor(o._value.astype(np_dt))
-    return Tensor(jnp.asarray(to_value(o), np_dt))
-
-
-def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803
-    """Runs a Python function on NumPy arrays; its outputs carry no gradient."""
-    out = func(*[_host(x) for x in inp])
-    if isinstance(Tout, (list, tuple)):
-        return [
-            Tensor(jnp.asarray(np.asarray(o), dtypes.np_dtype(t)))
-            for o, t in zip(out, Tout)
-        ]
-    return Tensor(jnp.asarray(np.asarray(out), dtypes.np_dtype(Tout)))
 
 
 class IndexedSlices:

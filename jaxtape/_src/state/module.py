@@ -176,6 +176,9 @@ def init_scope():
             context.state.function_depth = depth
 
 
+context.hooks.init_scope = init_scope
+
+
 def module_children(obj) -> list:
     """TF's view of a Module for `graph.walk`: the Variables and Modules in its
     attributes, attributes sorted by name, nested lists, tuples and dicts seen
