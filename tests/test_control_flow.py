@@ -752,6 +752,34 @@ def test_case_checks_exclusive_and_missing_default(tf, compiled):
     _parity(tf, lambda m: build(m), 3.0)
 
 
+@pytest.mark.parametrize(
+    "pred,compiled",
+    [([False], False), ([False], True), ([True, False], False), (0, False)],
+    ids=["one_element", "one_element_traced", "two_elements", "int_eagerly"],
+)
+def test_cond_predicates_as_tf_reads_them(tf, pred, compiled):
+    def build(m):
+        def f(p):
+            return m.cond(p, lambda: 1, lambda: 2)
+
+        return m.function(f) if compiled else f
+
+    if np.size(pred) > 1:
+        _raises_as_tf(tf, build, pred)
+    else:
+        _parity(tf, build, pred)
+
+
+def test_traced_cond_predicate_must_be_boolean(tf):
+    def build(m):
+        return m.function(lambda p: m.cond(p, lambda: 1, lambda: 2))
+
+    e = _raises_as_tf(tf, build, 3)
+    assert "expected bool" in str(e)
+    with pytest.raises(ValueError, match="None"):
+        jt.cond(None, lambda: 1, lambda: 2)
+
+
 def test_switch_case_branch_keys_must_be_a_range(tf):
     def build(m):
         return m.function(

@@ -164,16 +164,34 @@ def _branches(op_name: str, key, fns: list, names: list, lower: Callable):
 
 
 def _scalar_pred(pred):
-    """TF's If-op rule for a predicate: a scalar is True when non-zero; a
-    non-scalar when it has elements (known while tracing)."""
+    """A predicate as TF reads it: a concrete one by Python's truth rule (TF
+    eager's `if pred:`), a traced one must be a bool of one element (TF's
+    graph `cond`: `InvalidArgumentError` for another dtype)."""
+    if pred is None:
+        raise ValueError(
+            "Attempt to convert a value (None) with an unsupported type "
+            "(<class 'NoneType'>) to a Tensor. Pass a boolean Tensor or Python "
+            "bool as the predicate."
+        )
     v = pred._value if type(pred) is Tensor else pred
     if isinstance(v, Variable):
         v = v._read_raw()
-    if np.ndim(v) != 0:
-        return bool(np.size(v))
-    if isinstance(v, _Tracer):
-        return v
-    return bool(np.asarray(v))
+    if not isinstance(v, _Tracer):
+        return bool(np.asarray(v))  # (NumPy's error for several elements)
+    if v.dtype != np.bool_:
+        raise errors.InvalidArgumentError(
+            None,
+            "cond",
+            f"Input 'pred' passed {capture.dtype_name(v.dtype)} expected bool. "
+            "Compare to get a boolean predicate, e.g. `x != 0`.",
+        )
+    if np.size(v) != 1:
+        raise ValueError(
+            f"Shape must be rank 0 but is rank {np.ndim(v)}: the predicate of a "
+            f"cond has shape {tuple(v.shape)}. Reduce it first, e.g. with "
+            "`jaxtape.reduce_all`."
+        )
+    return v.reshape(()) if np.ndim(v) else v
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None) -> Any:
@@ -205,9 +223,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None) -> Any:
 
 
 def _lower_cond(pred, fns, ins, cur):
-    if pred.dtype != np.bool_:
-        pred = pred != 0
-    return lax.cond(pred, fns[0], fns[1], ins, cur)
+    return lax.cond(jnp.reshape(pred, ()), fns[0], fns[1], ins, cur)
 
 
 def _branch_list(branch_fns) -> list:
