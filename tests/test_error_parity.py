@@ -623,6 +623,15 @@ CASES = {
     "sigmoid_xent_without_labels": _row(
         lambda m: m.nn.sigmoid_cross_entropy_with_logits(logits=m.ones([2])), "Both"
     ),
+    "sequential_add_a_layer_output": _row(
+        lambda m: m.keras.Sequential().add(
+            m.keras.layers.Dense(2)(m.keras.Input((3,)))
+        ),
+        "Only instances of `keras.Layer`",
+    ),
+    "sequential_add_a_number": _row(
+        lambda m: m.keras.Sequential().add(1), "Only instances of `keras.Layer`"
+    ),
     # -- control flow ----------------------------------------------------------------
     "cond_without_branches": _row(lambda m: m.cond(True), "true_fn"),
     "cond_without_false_fn": _row(

@@ -323,3 +323,27 @@ def test_custom_callbacks_see_every_hook_in_order():
         "batch0",
         "end1:loss,val_loss",
     ]
+
+
+def test_steps_of_an_uncompiled_model_say_to_compile():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    x, y = np.ones((2, 3), np.float32), np.ones((2, 1), np.float32)
+    model(x)
+    for step in (model.train_step, model.test_step):
+        with pytest.raises(ValueError, match="compile"):
+            step((x, y))
+
+
+def test_fit_without_an_optimizer_says_to_compile_with_one():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer=None, loss="mse")
+    with pytest.raises(ValueError, match="without an optimizer"):
+        model.fit(np.ones((2, 3)), np.ones((2, 1)), verbose=0)
+
+
+def test_callbacks_used_without_a_model_say_so():
+    stop = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=0, mode="min")
+    stop.on_train_begin()
+    stop.on_epoch_end(0, {"loss": 1.0})
+    with pytest.raises(RuntimeError, match="not attached to a model"):
+        stop.on_epoch_end(1, {"loss": 2.0})

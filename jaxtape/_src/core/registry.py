@@ -226,7 +226,7 @@ class Kind:
         with CustomObjectScope(custom_objects):
             return found.from_config(dict(inner or {}))
 
-    def get(self, identifier, custom_objects=None):
+    def get(self, identifier: Any, custom_objects: dict | None = None) -> Any:
         """Keras's `get`: None, a name, a serialized config, a class or an object."""
         if identifier is None:
             return self._none

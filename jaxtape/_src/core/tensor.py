@@ -605,7 +605,12 @@ class TensorSpec:
 
     __slots__ = ("_shape", "_dtype", "_name")
 
-    def __init__(self, shape, dtype=dtypes.float32, name: str | None = None):
+    def __init__(
+        self,
+        shape: ShapeLike | None,
+        dtype: DTypeLike = dtypes.float32,
+        name: str | None = None,
+    ) -> None:
         self._shape = TensorShape(shape)
         self._dtype = dtypes.as_dtype(dtype)
         self._name = name

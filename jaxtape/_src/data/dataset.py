@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -24,6 +25,9 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorSpec
 from jaxtape._src.state import random_ops
 from jaxtape._src.state.variable import Variable
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import Nested, TensorLike
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -154,18 +158,20 @@ class Dataset:
 
     # -- sources ---------------------------------------------------------------
     @staticmethod
-    def from_tensor_slices(tensors, name=None) -> Dataset:
+    def from_tensor_slices(
+        tensors: Nested[TensorLike], name: str | None = None
+    ) -> Dataset:
         """One element per row of `tensors` (arrays, tuples or dicts of them)."""
         data = _from_user(tensors)
         leaves = _leaves(data)
         if not leaves:
             raise ValueError("from_tensor_slices needs at least one array.")
-        sizes = {leaf.shape[0] if leaf.ndim else None for leaf in leaves}
-        if None in sizes:
+        if any(leaf.ndim == 0 for leaf in leaves):
             raise ValueError(
                 "from_tensor_slices slices along the first axis, so every component "
                 "needs rank >= 1; got a scalar. Use Dataset.from_tensors instead."
             )
+        sizes = {leaf.shape[0] for leaf in leaves}
         if len(sizes) != 1:
             shapes = [leaf.shape for leaf in leaves]
             raise ValueError(
@@ -184,7 +190,7 @@ class Dataset:
         return ds
 
     @staticmethod
-    def from_tensors(tensors, name=None) -> Dataset:
+    def from_tensors(tensors: Nested[TensorLike], name: str | None = None) -> Dataset:
         """A dataset of exactly one element, `tensors`."""
         data = _from_user(tensors)
         return Dataset(lambda: iter([data]), 1, lambda: _spec_of(data))
@@ -227,8 +233,8 @@ class Dataset:
 
     @staticmethod
     def from_generator(
-        generator, output_types=None, output_shapes=None, args=None,
-        output_signature=None, name=None,
+        generator: Callable[..., Iterable[Any]], output_types=None, output_shapes=None,
+        args=None, output_signature=None, name=None,
     ) -> Dataset:  # fmt: skip
         """Elements produced by calling `generator(*args)` afresh on each iteration."""
         if not callable(generator):
@@ -244,8 +250,9 @@ class Dataset:
         return Dataset(make, UNKNOWN_CARDINALITY)
 
     # -- transformations -------------------------------------------------------
-    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
-              deterministic=None, name=None) -> Dataset:  # fmt: skip
+    def batch(self, batch_size: int | TensorLike, drop_remainder: bool = False,
+              num_parallel_calls: int | None = None, deterministic: bool | None = None,
+              name: str | None = None) -> Dataset:  # fmt: skip
         """Stacks `batch_size` consecutive elements (the last batch may be smaller)."""
         size = int(_to_numpy(batch_size))
         if size < 1:
@@ -286,8 +293,9 @@ class Dataset:
         spec = self._derived_spec(lambda s: TensorSpec(s.shape[1:], s.dtype))
         return Dataset(make, UNKNOWN_CARDINALITY, spec)
 
-    def map(self, map_func, num_parallel_calls=None, deterministic=None,
-            name=None) -> Dataset:  # fmt: skip
+    def map(self, map_func: Callable[..., Any], num_parallel_calls: int | None = None,
+            deterministic: bool | None = None, name: str | None = None,
+            ) -> Dataset:  # fmt: skip
         """Applies `map_func` to each element (tuple elements are spread as arguments).
 
         With `num_parallel_calls`, up to that many elements (or the CPU count
@@ -315,7 +323,7 @@ class Dataset:
 
         return Dataset(make, self._cardinality)
 
-    def filter(self, predicate, name=None) -> Dataset:
+    def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
         """Keeps the elements for which `predicate` returns True."""
         source = self._make
         call = _UserFunction(predicate, "filter")
@@ -333,8 +341,9 @@ class Dataset:
 
         return Dataset(make, UNKNOWN_CARDINALITY, self._same_spec())
 
-    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True,
-                name=None) -> Dataset:  # fmt: skip
+    def shuffle(self, buffer_size: int | TensorLike, seed: int | None = None,
+                reshuffle_each_iteration: bool = True, name: str | None = None,
+                ) -> Dataset:  # fmt: skip
         """TF's buffered shuffle: draws uniformly from a buffer of `buffer_size`.
 
         With a seed (this op's or `jaxtape.random.set_seed`'s) the order is
@@ -369,7 +378,9 @@ class Dataset:
 
         return Dataset(make, self._cardinality, self._same_spec())
 
-    def repeat(self, count=None, name=None) -> Dataset:
+    def repeat(
+        self, count: int | TensorLike | None = None, name: str | None = None
+    ) -> Dataset:
         """Repeats the dataset `count` times (forever when None or -1)."""
         n = -1 if count is None else int(_to_numpy(count))
         source = self._make
@@ -385,7 +396,7 @@ class Dataset:
             card = card * n
         return Dataset(make, card, self._same_spec())
 
-    def take(self, count, name=None) -> Dataset:
+    def take(self, count: int | TensorLike, name: str | None = None) -> Dataset:
         """The first `count` elements (all when -1)."""
         n = int(_to_numpy(count))
         source = self._make
@@ -399,7 +410,7 @@ class Dataset:
             )
         return Dataset(make, card, self._same_spec())
 
-    def skip(self, count, name=None) -> Dataset:
+    def skip(self, count: int | TensorLike, name: str | None = None) -> Dataset:
         """All but the first `count` elements (none when -1)."""
         n = int(_to_numpy(count))
         source = self._make
@@ -449,7 +460,9 @@ class Dataset:
 
         return Dataset(make, self._cardinality, self._same_spec())
 
-    def prefetch(self, buffer_size, name=None) -> Dataset:
+    def prefetch(
+        self, buffer_size: int | TensorLike, name: str | None = None
+    ) -> Dataset:
         """Runs the pipeline on a background thread, `buffer_size` elements ahead.
 
         Elements are put on the device (`jax.device_put`) before they are
@@ -465,11 +478,11 @@ class Dataset:
         return Dataset(make, self._cardinality, self._same_spec())
 
     # -- consumption -----------------------------------------------------------
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for element in self._make():
             yield _map_structure(_host_or_device_tensor, element)
 
-    def as_numpy_iterator(self):
+    def as_numpy_iterator(self) -> Iterator[Any]:
         """The elements as NumPy arrays (TF's `as_numpy_iterator`)."""
         for element in self._make():
             yield _map_structure(np.asarray, element)
@@ -564,7 +577,7 @@ class _UserFunction:
             f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
         )
 
-    def __call__(self, element, index: int):
+    def __call__(self, element, index: int) -> Any:
         args = _map_structure(_to_tensor, element)
         try:
             if isinstance(args, tuple) and not hasattr(args, "_fields"):

@@ -13,12 +13,17 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from jaxtape._src.keras import saving
 from jaxtape._src.summary import ops as summary
 from jaxtape._src.summary import writer as _summary_writer
+
+if TYPE_CHECKING:
+    from jaxtape._src.keras.models import Model
 
 
 def _flatten_logs(logs) -> dict:
@@ -47,12 +52,21 @@ def pythonify_logs(logs) -> dict:
 class Callback:
     """Base class: override the `on_*` hooks you need."""
 
-    def __init__(self):
-        self.model = None
+    def __init__(self) -> None:
+        self.model: Model | None = None  # set by `fit`/`evaluate`/`predict`
         self.params = {}
 
-    def set_model(self, model):
+    def set_model(self, model: Model) -> None:
         self.model = model
+
+    def _attached_model(self) -> Model:
+        """`self.model`, which `fit`/`evaluate`/`predict` set before any hook runs."""
+        if self.model is None:
+            raise RuntimeError(
+                f"{type(self).__name__} is not attached to a model: pass it to "
+                "`fit`/`evaluate`/`predict` (or call `set_model(model)`) first."
+            )
+        return self.model
 
     def set_params(self, params):
         self.params = params
@@ -116,7 +130,7 @@ class CallbackList:
             if params:
                 cb.set_params(params)
 
-    def __getattr__(self, hook):
+    def __getattr__(self, hook: str) -> Callable[..., None]:
         """`on_*` calls that hook on every callback that overrides it (built
         once per hook: batch hooks nobody overrides cost nothing per step)."""
         if not hook.startswith("on_"):
@@ -137,31 +151,37 @@ class CallbackList:
         ]
         if base is None:
             raise AttributeError(hook)
+        call: Callable[..., None]
         if not methods:
 
-            def call(*args, **kwargs):
+            def call_none(*args, **kwargs) -> None:
                 return None
 
+            call = call_none
         elif "batch" in hook:  # Keras: on_*_batch_*(batch, logs=logs)
 
-            def call(batch, logs=None):
+            def call_batch(batch, logs=None) -> None:
                 logs = _flatten_logs(logs)
                 for method in methods:
                     method(batch, logs=logs)
 
+            call = call_batch
         elif "epoch" in hook:  # on_epoch_*(epoch, logs)
 
-            def call(epoch, logs=None):
+            def call_epoch(epoch, logs=None) -> None:
                 logs = pythonify_logs(logs)
                 for method in methods:
                     method(epoch, logs)
 
+            call = call_epoch
         else:  # on_train_begin(logs) & co.
 
-            def call(logs=None):
+            def call_logs(logs=None) -> None:
                 logs = pythonify_logs(logs)
                 for method in methods:
                     method(logs)
+
+            call = call_logs
 
         self.__dict__[hook] = call
         return call
@@ -225,10 +245,11 @@ class _MonitorCallback(Callback):
         self.min_delta = abs(min_delta)
         self._sign = None  # +1: higher is better; -1: lower is better
 
-    def _set_monitor_op(self) -> None:
+    def _set_monitor_op(self) -> int:
+        """Sets (and returns) the sign of an improvement: +1 max, -1 min."""
         if self.mode != "auto":
             self._sign = 1 if self.mode == "max" else -1
-            return
+            return self._sign
         name = self.monitor.removeprefix("val_")
         if name == "loss" or name.endswith("_loss"):
             self._sign = -1
@@ -243,11 +264,13 @@ class _MonitorCallback(Callback):
                 "order to monitor based on the highest metric value, or pass "
                 "`mode='min'` in order to use the lowest value."
             )
+        return self._sign
 
     def _is_improvement(self, value, reference) -> bool:
         if reference is None:
             return True
-        if self._sign > 0:
+        sign = self._sign if self._sign is not None else self._set_monitor_op()
+        if sign > 0:
             return value - self.min_delta > reference
         return value + self.min_delta < reference
 
@@ -307,19 +330,19 @@ class EarlyStopping(_MonitorCallback):
         if current is None or epoch < self.start_from_epoch:
             return
         if self.restore_best_weights and self.best_weights is None:
-            self.best_weights = self.model.get_weights()
+            self.best_weights = self._attached_model().get_weights()
             self.best_epoch = epoch
         self.wait += 1
         if self._is_improvement(current, self.best):
             self.best, self.best_epoch = current, epoch
             if self.restore_best_weights:
-                self.best_weights = self.model.get_weights()
+                self.best_weights = self._attached_model().get_weights()
             if self.baseline is None or self._is_improvement(current, self.baseline):
                 self.wait = 0
             return
         if self.wait >= self.patience and epoch > 0:
             self.stopped_epoch = epoch
-            self.model.stop_training = True
+            self._attached_model().stop_training = True
 
     def on_train_end(self, logs=None):
         if self.stopped_epoch > 0 and self.verbose > 0:
@@ -330,7 +353,7 @@ class EarlyStopping(_MonitorCallback):
                     "Restoring model weights from the end of the best epoch: "
                     f"{self.best_epoch + 1}."
                 )
-            self.model.set_weights(self.best_weights)
+            self._attached_model().set_weights(self.best_weights)
 
 
 class ModelCheckpoint(_MonitorCallback):
@@ -452,10 +475,11 @@ class ModelCheckpoint(_MonitorCallback):
         directory = os.path.dirname(filepath)
         if directory:
             os.makedirs(directory, exist_ok=True)
+        model = self._attached_model()
         if self.save_weights_only:
-            self.model.save_weights(filepath, overwrite=True)
+            model.save_weights(filepath, overwrite=True)
         else:
-            self.model.save(filepath, overwrite=True)
+            model.save(filepath, overwrite=True)
         if self.verbose > 0:
             print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
 
@@ -659,11 +683,15 @@ class TensorBoard(Callback):
 
         def build(tag, _):
             # lazy: tensorboardX costs 120 ms at import (summary/ops.py defers it too)
-            from tensorboardX.proto.summary_pb2 import Summary, SummaryMetadata
-            from tensorboardX.proto.tensor_pb2 import TensorProto  # lazy: as above
+            from tensorboardX.proto import summary_pb2, tensor_pb2  # lazy: as above
 
-            meta = SummaryMetadata(
-                plugin_data=SummaryMetadata.PluginData(
+            # (protobuf builds the message classes at import: no names for pyright)
+            Summary = summary_pb2.Summary  # pyright: ignore[reportAttributeAccessIssue]
+            Metadata = summary_pb2.SummaryMetadata  # pyright: ignore[reportAttributeAccessIssue]
+            TensorProto = tensor_pb2.TensorProto  # pyright: ignore[reportAttributeAccessIssue]
+
+            meta = Metadata(
+                plugin_data=Metadata.PluginData(
                     plugin_name="graph_keras_model", content=b"1"
                 )
             )
@@ -679,7 +707,9 @@ class TensorBoard(Callback):
     def on_epoch_begin(self, epoch, logs=None):
         if self.write_steps_per_second:
             self._epoch_start = time.perf_counter()
-            self._epoch_iterations = int(np.asarray(self.model.optimizer.iterations))
+            optimizer = self._attached_model().optimizer
+            if optimizer is not None:
+                self._epoch_iterations = int(np.asarray(optimizer.iterations))
 
     def on_train_batch_begin(self, batch, logs=None):
         if self.write_steps_per_second:
@@ -688,7 +718,7 @@ class TensorBoard(Callback):
     def on_train_batch_end(self, batch, logs=None):
         self._train_step += 1
         freq = self.update_freq
-        if freq != "epoch" and self._train_step % freq == 0:
+        if isinstance(freq, int) and self._train_step % freq == 0:  # (not "epoch")
             logs = dict(logs or {})
             if self.write_steps_per_second:
                 elapsed = time.perf_counter() - self._batch_start
@@ -702,7 +732,7 @@ class TensorBoard(Callback):
         optimizer = getattr(self.model, "optimizer", None)
         if optimizer is not None:
             train["learning_rate"] = float(np.asarray(optimizer.learning_rate))
-        if self.write_steps_per_second:
+        if self.write_steps_per_second and optimizer is not None:
             steps = int(np.asarray(optimizer.iterations)) - self._epoch_iterations
             train["steps_per_second"] = steps / (
                 time.perf_counter() - self._epoch_start
@@ -712,7 +742,7 @@ class TensorBoard(Callback):
             self._write("validation", "epoch_", val, epoch)
         if self.histogram_freq and epoch % self.histogram_freq == 0:
             with self._writer("train").as_default(step=epoch):
-                for layer in self.model.layers:
+                for layer in self._attached_model().layers:
                     for weight in layer.weights:
                         name = getattr(weight, "path", weight.name).replace(":", "_")
                         summary.histogram(f"{name}/histogram", weight.numpy())

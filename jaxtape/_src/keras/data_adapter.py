@@ -297,7 +297,7 @@ def adapter(method, x, y=None, sample_weight=None, batch_size=None, shuffle=Fals
                 f"`x` was provided as a {what}. The {kind} is expected {expected}.",
                 stacklevel=3,
             )
-        if kind == "Dataset":
+        if isinstance(x, Dataset):
             return DatasetBatches(x, steps, class_weight)
         if class_weight is not None:
             raise ValueError(

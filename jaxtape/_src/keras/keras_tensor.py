@@ -8,6 +8,8 @@ KerasTensors, Tensors and Variables as leaves, keeping dict key order.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import jax
 import numpy as np
 
@@ -15,13 +17,17 @@ from jaxtape._src.core import dtypes
 from jaxtape._src.core.tensor import Tensor, TensorShape, tree_unflatten_like
 from jaxtape._src.state.variable import Variable
 
+if TYPE_CHECKING:
+    from jaxtape._src.keras.layers.core import InputLayer
+
 
 class Node:
     """One layer call of a functional model: inputs and outputs are KerasTensors."""
 
     def __init__(self, layer, inputs, args, kwargs):
         self.layer, self.inputs, self.args, self.kwargs = layer, inputs, args, kwargs
-        self.outputs = None
+        self.outputs: Any = None  # the KerasTensors it makes (set by the call)
+        self.index = 0  # its place in the layer's `_inbound_nodes` (set by the call)
 
     def dependencies(self) -> list:
         return [
@@ -33,6 +39,8 @@ class Node:
 
 class KerasTensor:
     """A symbolic tensor of the functional API: a shape, a dtype and its producer."""
+
+    _input_layer: InputLayer  # on a `keras.Input` tensor only: its InputLayer
 
     def __init__(self, shape, dtype="float32", producer=None, name=None):
         self.shape = TensorShape(shape)

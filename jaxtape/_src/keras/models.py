@@ -8,11 +8,12 @@ Models take part in saving as every layer does (`Layer._saveable_children`,
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
 from jaxtape._src.keras import functional, saving, serialization
-from jaxtape._src.keras.keras_tensor import KerasTensor, flatten, map_structure
+from jaxtape._src.keras.keras_tensor import KerasTensor, Node, flatten, map_structure
 from jaxtape._src.keras.layers.base import Layer, _saving_order
 from jaxtape._src.keras.layers.core import InputLayer
 from jaxtape._src.keras.training import TrainingMixin
@@ -43,7 +44,8 @@ class Model(TrainingMixin, Layer):
             inputs = args[0]
         super().__init__(**kwargs)
         TrainingMixin._init_training(self)
-        self._graph = None
+        # A functional model's (inputs, outputs, nodes in topological order).
+        self._graph: tuple[Any, Any, list[Node]] | None = None
         if inputs is not None or outputs is not None:
             self._init_graph(inputs, outputs)
 
@@ -83,8 +85,8 @@ class Model(TrainingMixin, Layer):
         self._input_layers = [getattr(t, "_input_layer", None) for t in flat_in]
         self.built = True
 
-    def _run_graph(self, inputs, training=None):
-        graph_inputs, graph_outputs, order = self._graph
+    def _run_graph(self, graph, inputs, training=None):
+        graph_inputs, graph_outputs, order = graph
         values: dict[int, object] = {}
         expected = flatten(graph_inputs)
         if isinstance(inputs, dict):  # matched by key (or input name), as Keras
@@ -126,12 +128,13 @@ class Model(TrainingMixin, Layer):
         return map_structure(value, graph_outputs)
 
     def call(self, inputs, training=None):
-        if self._graph is None:
+        graph = self._graph
+        if graph is None:
             raise NotImplementedError(
                 f"Model {self.name!r} has no `call` method: subclass keras.Model and "
                 "define `call(self, inputs)`, or pass `inputs` and `outputs`."
             )
-        return self._run_graph(inputs, training)
+        return self._run_graph(graph, inputs, training)
 
     # -- saving ------------------------------------------------------------------
     def save_weights(self, filepath, overwrite=True, max_shard_size=None) -> None:
@@ -262,7 +265,7 @@ class Model(TrainingMixin, Layer):
     def layers(self) -> list:
         if self._graph is not None:
             return [layer for layer in self._functional_layers]
-        return Layer.layers.fget(self)
+        return super().layers
 
     def summary(
         self,
@@ -344,12 +347,13 @@ class Sequential(Model):
             self.add(layer)
 
     def add(self, layer) -> None:
-        if isinstance(layer, KerasTensor):
-            layer = layer._input_layer
+        if isinstance(layer, KerasTensor):  # a `keras.Input`: its InputLayer
+            layer = getattr(layer, "_input_layer", layer)
         if not isinstance(layer, Layer):
-            raise TypeError(
-                f"Sequential.add expects a Layer instance; got {layer!r} of type "
-                f"{type(layer).__name__}."
+            raise ValueError(
+                "Only instances of `keras.Layer` can be added to a Sequential model. "
+                f"Received: {layer!r} (of type {type(layer)}). Add a layer, e.g. "
+                "`model.add(keras.layers.Dense(8))`."
             )
         if isinstance(layer, InputLayer):
             self._input_shape = layer._batch_input_shape

@@ -131,6 +131,11 @@ def _read_weights_h5(
                     "from another architecture?"
                 )
             group = f[key]
+            if not isinstance(group, h5py.Group):
+                raise ValueError(
+                    f"{source} does not match model {model.name!r}: '{key}' is not a "
+                    "group of variables (truncated or corrupt?)."
+                )
             if len(group) != len(variables):
                 raise ValueError(
                     f"{source} does not match model {model.name!r}: layer "
@@ -167,14 +172,20 @@ def _read_weights_h5(
             if values:
                 staged.append((layer, values))
         optimizer = getattr(model, "optimizer", None)
+        load_optimizer = getattr(optimizer, "load_own_variables", None)
         opt_store = None
-        if "optimizer/vars" in f and hasattr(optimizer, "load_own_variables"):
+        if "optimizer/vars" in f and load_optimizer is not None:
             group = f["optimizer/vars"]
+            if not isinstance(group, h5py.Group):
+                raise ValueError(
+                    f"{source}: 'optimizer/vars' is not a group of variables "
+                    "(truncated or corrupt?)."
+                )
             opt_store = {k: np.asarray(group[k]) for k in group}
     for layer, values in staged:  # only once everything matched
         layer.load_own_variables(values)
-    if opt_store is not None:
-        optimizer.load_own_variables(opt_store)
+    if load_optimizer is not None and opt_store is not None:
+        load_optimizer(opt_store)
     if skipped:  # Keras's warning for skip_mismatch
         layer, error = skipped[0]
         warnings.warn(

@@ -17,6 +17,8 @@ from __future__ import annotations
 import inspect
 import itertools
 import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -104,20 +106,38 @@ class _CompiledMetricsShim:
         return [] if compiled is None else compiled.metrics
 
 
-class TrainingMixin:
+if TYPE_CHECKING:  # the mixin's host: keras.Model is TrainingMixin + Layer
+    from jaxtape._src.core.typing import (
+        LossLike,
+        MetricLike,
+        Nested,
+        OptimizerLike,
+        TensorLike,
+    )
+    from jaxtape._src.keras.layers.base import Layer as _Host
+else:
+    _Host = object
+
+
+_Callbacks: TypeAlias = (
+    "Sequence[callbacks_module.Callback] | callbacks_module.CallbackList"
+)
+
+
+class TrainingMixin(_Host):
     """The training API of `keras.Model` (Keras 3's `Trainer`)."""
 
-    def _init_training(self):
-        self.optimizer = None
-        self._compile_loss = None
-        self._compile_metrics = None
-        self._loss_tracker = None
+    def _init_training(self) -> None:
+        self.optimizer: optimizers_module.Optimizer | None = None
+        self._compile_loss: compile_utils.CompileLoss | None = None
+        self._compile_metrics: compile_utils.CompileMetrics | None = None
+        self._loss_tracker: metrics_module.Mean | None = None  # set by compile
         self.__dict__["loss"] = None  # (not tracked: checkpoints leave it out)
         self.__dict__["_compile_config"] = None
         self.stop_training = False
         self.stop_evaluating = False
         self.stop_predicting = False
-        self.history = None
+        self.history: callbacks_module.History | None = None
         self.compiled = False
         self.run_eagerly = False
         self.jit_compile = None
@@ -125,16 +145,16 @@ class TrainingMixin:
 
     def compile(
         self,
-        optimizer="rmsprop",
-        loss=None,
-        loss_weights=None,
-        metrics=None,
-        weighted_metrics=None,
-        run_eagerly=False,
-        steps_per_execution=1,
-        jit_compile="auto",
-        auto_scale_loss=True,
-    ):
+        optimizer: OptimizerLike = "rmsprop",
+        loss: Nested[LossLike | None] = None,
+        loss_weights: float | Sequence[float] | Mapping[str, float] | None = None,
+        metrics: Nested[MetricLike | None] = None,
+        weighted_metrics: Nested[MetricLike | None] = None,
+        run_eagerly: bool = False,
+        steps_per_execution: int = 1,
+        jit_compile: bool | str = "auto",
+        auto_scale_loss: bool = True,
+    ) -> None:
         """Configures the model for training (Keras 3's `compile`).
 
         Args:
@@ -320,13 +340,16 @@ class TrainingMixin:
         results += [logs[key] for key in sorted(logs) if key not in names]
         return results[0] if len(results) == 1 else results
 
-    def _assert_compile_called(self, method_name) -> None:
+    def _assert_compile_called(self, method_name: str) -> None:
         if not self.compiled:
-            raise ValueError(
-                f"You must call `compile()` before using the model (`{method_name}` "
-                f"on model {self.name!r}): `model.compile(optimizer=..., "
-                "loss=...)`."
-            )
+            raise self._not_compiled(method_name)
+
+    def _not_compiled(self, method_name: str) -> ValueError:
+        return ValueError(
+            f"You must call `compile()` before using the model (`{method_name}` "
+            f"on model {self.name!r}): `model.compile(optimizer=..., "
+            "loss=...)`."
+        )
 
     # -- the loss -------------------------------------------------------------------
     def compute_loss(
@@ -405,19 +428,26 @@ class TrainingMixin:
         fit"); it is compiled with `jaxtape.function` unless the model was
         compiled with `run_eagerly=True`. Returns the metrics' results.
         """
+        tracker, optimizer = self._loss_tracker, self.optimizer
+        if tracker is None:
+            raise self._not_compiled("train_step")
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
-            scaled = self.optimizer.scale_loss(loss) if self.optimizer else loss
+            scaled = optimizer.scale_loss(loss) if optimizer else loss
         with context.paused_tapes():
-            self._loss_tracker.update_state(
-                loss, sample_weight=data_adapter.num_samples(x)
-            )
+            tracker.update_state(loss, sample_weight=data_adapter.num_samples(x))
         variables = self.trainable_weights
         if variables:
+            if optimizer is None:
+                raise ValueError(
+                    f"Model {self.name!r} was compiled without an optimizer, so "
+                    "`fit`/`train_step` cannot update its weights. Compile it with "
+                    "one: `model.compile(optimizer='adam', loss=...)`."
+                )
             grads = tape.gradient(scaled, variables)
-            self.optimizer.apply_gradients(zip(grads, variables))
+            optimizer.apply_gradients(zip(grads, variables))
         else:
             warnings.warn(
                 "The model does not have any trainable weights.", stacklevel=2
@@ -426,13 +456,14 @@ class TrainingMixin:
 
     def test_step(self, data):
         """One evaluation step on `data = (x, y[, sample_weight])`."""
+        tracker = self._loss_tracker
+        if tracker is None:
+            raise self._not_compiled("test_step")
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
         loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
         with context.paused_tapes():
-            self._loss_tracker.update_state(
-                loss, sample_weight=data_adapter.num_samples(x)
-            )
+            tracker.update_state(loss, sample_weight=data_adapter.num_samples(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):
@@ -471,23 +502,23 @@ class TrainingMixin:
     # -- fit / evaluate / predict ----------------------------------------------------
     def fit(
         self,
-        x=None,
-        y=None,
-        batch_size=None,
-        epochs=1,
-        verbose="auto",
-        callbacks=None,
-        validation_split=0.0,
-        validation_data=None,
-        shuffle=True,
-        class_weight=None,
-        sample_weight=None,
-        initial_epoch=0,
-        steps_per_epoch=None,
-        validation_steps=None,
-        validation_batch_size=None,
-        validation_freq=1,
-    ):
+        x: Any = None,
+        y: Any = None,
+        batch_size: int | None = None,
+        epochs: int = 1,
+        verbose: int | str = "auto",
+        callbacks: _Callbacks | None = None,
+        validation_split: float = 0.0,
+        validation_data: Any = None,
+        shuffle: bool = True,
+        class_weight: Mapping[int, float] | None = None,
+        sample_weight: Any = None,
+        initial_epoch: int = 0,
+        steps_per_epoch: int | None = None,
+        validation_steps: int | None = None,
+        validation_batch_size: int | None = None,
+        validation_freq: int | Sequence[int] = 1,
+    ) -> callbacks_module.History | None:
         """Trains on arrays, Tensors, a Dataset or a Python generator (Keras 3's).
 
         `class_weight` ({class index: weight}) weights each sample by the class
@@ -512,8 +543,9 @@ class TrainingMixin:
             steps_per_epoch,
             class_weight=class_weight,
         )
+        val = None
         if validation_data is not None:
-            val_x, val_y, val_sw = unpack_x_y_sample_weight(validation_data)
+            val = unpack_x_y_sample_weight(validation_data)
         verbose = 1 if verbose == "auto" else verbose
         cb = self._callback_list(
             callbacks, verbose, epochs, batches.steps, add_history=True
@@ -534,7 +566,8 @@ class TrainingMixin:
                     if self.stop_training:
                         break
             epoch_logs = pythonify_logs(self._get_metrics_result_or_logs(logs))
-            if validation_data is not None and _should_eval(epoch, validation_freq):
+            if val is not None and _should_eval(epoch, validation_freq):
+                val_x, val_y, val_sw = val
                 val_logs = self.evaluate(
                     val_x,
                     val_y,
@@ -554,15 +587,15 @@ class TrainingMixin:
 
     def evaluate(
         self,
-        x=None,
-        y=None,
-        batch_size=None,
-        verbose="auto",
-        sample_weight=None,
-        steps=None,
-        callbacks=None,
-        return_dict=False,
-    ):
+        x: Any = None,
+        y: Any = None,
+        batch_size: int | None = None,
+        verbose: int | str = "auto",
+        sample_weight: Any = None,
+        steps: int | None = None,
+        callbacks: _Callbacks | None = None,
+        return_dict: bool = False,
+    ) -> Any:
         """The loss and metrics over the data: a scalar, a list in the order of
         `metrics_names`, or (`return_dict=True`) a dict, as Keras 3."""
         self._assert_compile_called("evaluate")
@@ -588,7 +621,14 @@ class TrainingMixin:
         cb.on_test_end(logs)
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+    def predict(
+        self,
+        x: Any,
+        batch_size: int | None = None,
+        verbose: int | str = "auto",
+        steps: int | None = None,
+        callbacks: _Callbacks | None = None,
+    ) -> Any:
         """Model outputs for `x` (arrays, a Dataset or a generator), batch by
         batch, as NumPy arrays in the structure of the model's outputs."""
         batches = data_adapter.adapter("predict", x, batch_size=batch_size, steps=steps)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import collections
 import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +24,9 @@ from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.state.module import Module, _camel_to_snake, name_scope
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import DTypeLike
 
 
 def _raw(x):
@@ -58,9 +63,13 @@ class Metric(Module):
     configuration, so the compiled update is shared by equal metrics).
     """
 
-    _DEFAULT_NAME = None  # Keras's default name; None: the class's, numbered
+    _DEFAULT_NAME: str | None = None  # Keras's name; None: the class's, numbered
+    # The pure functions subclasses define (staticmethods, positional):
+    # `_update(static, state, *inputs) -> new state`, `_result(static, state)`.
+    _update: Callable[..., tuple]
+    _result: Callable[..., Any]
 
-    def __init__(self, name=None, dtype=None):
+    def __init__(self, name: str | None = None, dtype: DTypeLike | None = None) -> None:
         if name is None:  # Keras's auto_name: `auc`, `auc_1`, ...
             name = self._DEFAULT_NAME or _unique_name(
                 _camel_to_snake(type(self).__name__)
@@ -96,12 +105,19 @@ class Metric(Module):
     def _init_state(self):
         raise NotImplementedError
 
-    def _static(self):
+    def _static(self) -> tuple:
         """The hashable configuration the pure functions depend on."""
         return ()
 
-    def update_state(self, y_true, y_pred=None, sample_weight=None):
-        """Accumulates statistics from one batch."""
+    def update_state(self, *args: Any, **kwargs: Any) -> None:
+        """Accumulates statistics from one batch.
+
+        Keras's signature: each metric names its own arguments; the built-in
+        ones here take `(y_true, y_pred=None, sample_weight=None)`.
+        """
+        self._update_state(*args, **kwargs)
+
+    def _update_state(self, y_true, y_pred=None, sample_weight=None) -> None:
         self._apply(type(self)._update, self._static(), y_true, y_pred, sample_weight)
 
     def _apply(self, update, static, *args):
@@ -111,7 +127,7 @@ class Metric(Module):
         for v, value in zip(self._state_vars, new):
             v.assign(value.astype(v._value.dtype))
 
-    def result(self) -> Tensor:
+    def result(self) -> Any:  # (a Tensor here; Keras's may return structures)
         state = tuple(v._read_raw() for v in self._state_vars)
         fn = _jitted(type(self)._result, self._static())
         return Tensor(fn(state))
@@ -163,7 +179,7 @@ class Mean(Metric):
         return [("total", z), ("count", z)]
 
     @staticmethod
-    def _update(static, state, values, _unused, sample_weight):
+    def _update(static, state, values, _unused, sample_weight, /):
         total, count = state
         values = values.astype(total.dtype)
         w = _weights_like(values, sample_weight)
@@ -173,8 +189,8 @@ class Mean(Metric):
     def _result(static, state):
         return _safe_div(*state)
 
-    def update_state(self, values, sample_weight=None):
-        super().update_state(values, None, sample_weight)
+    def update_state(self, values, sample_weight=None) -> None:
+        self._update_state(values, None, sample_weight)
 
 
 class Sum(Metric):
@@ -194,8 +210,8 @@ class Sum(Metric):
     def _result(static, state):
         return state[0]
 
-    def update_state(self, values, sample_weight=None):
-        super().update_state(values, None, sample_weight)
+    def update_state(self, values, sample_weight=None) -> None:
+        self._update_state(values, None, sample_weight)
 
 
 class MeanMetricWrapper(Mean):
@@ -214,14 +230,15 @@ class MeanMetricWrapper(Mean):
         return (self._fn, self._fn_kwargs)
 
     @staticmethod
-    def _update(static, state, y_true, y_pred, sample_weight):
+    def _update(static, state, y_true, y_pred, sample_weight, /):
         fn, kwargs = static
         values = fn(y_true, y_pred, **dict(kwargs))
         return Mean._update((), state, values, None, sample_weight)
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    # (Keras's signatures: a wrapper's arguments are not Mean's `values`)
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
         if getattr(self._fn, "_jnp_metric", False):
-            Metric.update_state(self, y_true, y_pred, sample_weight)
+            Metric._update_state(self, y_true, y_pred, sample_weight)
             return
         with context.paused_tapes():  # a user function of Tensors: run it eagerly
             values = self._fn(y_true, y_pred, **dict(self._fn_kwargs))
@@ -353,6 +370,8 @@ def _confusion(
 
 
 class _ThresholdMetric(Metric):
+    _OTHER: int  # the subclass's count, an index in (tp, fp, tn, fn)
+    _OTHER_NAME: str  # and its Keras name
     _direction = "up"
 
     def __init__(

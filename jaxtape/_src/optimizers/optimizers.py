@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -31,10 +32,15 @@ from jaxtape._src.state.module import _camel_to_snake, name_scope
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
 
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import LearningRateLike, OptimizerLike, TensorLike
+
 
 # -- transforms where Keras's rule is not optax's stock one -------------------------
 class _AdamState(NamedTuple):
-    count: jax.Array
+    # `count`, as optax's states name it (`_set_count` finds it by name); it
+    # shadows tuple.count, as in optax.
+    count: jax.Array  # pyright: ignore[reportIncompatibleMethodOverride]
     mu: optax.Updates
     nu: optax.Updates
     nu_max: optax.Updates
@@ -71,7 +77,7 @@ def scale_by_keras_adam(b1=0.9, b2=0.999, eps=1e-7, amsgrad=False):
 
 
 class _NadamState(NamedTuple):
-    count: jax.Array
+    count: jax.Array  # pyright: ignore[reportIncompatibleMethodOverride]  # (as above)
     u_product: jax.Array
     mu: optax.Updates
     nu: optax.Updates
@@ -119,7 +125,7 @@ def _clip_each_by_norm(max_norm):
 
         return jax.tree.map(clip, updates), state
 
-    return optax.GradientTransformation(lambda p: optax.EmptyState(), update)
+    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)
 
 
 def scale_by_keras_rmsprop(rho=0.9, momentum=0.0, eps=1e-7, centered=False):
@@ -136,7 +142,8 @@ def scale_by_keras_rmsprop(rho=0.9, momentum=0.0, eps=1e-7, centered=False):
             zeros(), zeros() if momentum > 0 else (), zeros() if centered else ()
         )
 
-    def update(updates, state, params=None, *, learning_rate):
+    def update(updates, state, params=None, **extra_args):
+        learning_rate = extra_args["learning_rate"]  # (optax's extra-args protocol)
         g = updates
         velocity = rho * state.velocity + (1 - rho) * g * g
         average = state.average_gradient
@@ -194,19 +201,19 @@ class Optimizer:
 
     def __init__(
         self,
-        learning_rate=0.001,
-        weight_decay=None,
-        clipnorm=None,
-        clipvalue=None,
-        global_clipnorm=None,
-        use_ema=False,
-        ema_momentum=0.99,
-        ema_overwrite_frequency=None,
-        loss_scale_factor=None,
-        gradient_accumulation_steps=None,
-        name=None,
-        **kwargs,
-    ):
+        learning_rate: LearningRateLike = 0.001,
+        weight_decay: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+        global_clipnorm: float | None = None,
+        use_ema: bool = False,
+        ema_momentum: float = 0.99,
+        ema_overwrite_frequency: int | None = None,
+        loss_scale_factor: float | None = None,
+        gradient_accumulation_steps: int | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         if kwargs.pop("decay", None) is not None:
             warnings.warn(
                 "Argument `decay` is no longer supported and will be ignored.",
@@ -493,6 +500,8 @@ class Optimizer:
 
     def _make_step(self):
         tx = self._transform()
+        # (`tx.update` takes `learning_rate=` too in the "arg" mode)
+        tx_update: Callable[..., tuple[Any, Any]] = tx.update
         clip = self._clipping()
         schedule = self._schedule
         wd = self.weight_decay
@@ -503,7 +512,8 @@ class Optimizer:
         def update(params, grads, states, treedefs, decays, lr, count):
             """Clipping, weight decay and the transform: new params and states."""
             if clip is not None:
-                grads, _ = clip.update(list(grads), clip.init(grads))
+                clipped, _ = clip.update(list(grads), clip.init(grads))
+                grads = cast("list[jax.Array]", clipped)  # (a list stays a list)
             new_params, new_states = [], []
             for p, g, leaves, treedef, decay in zip(
                 params, grads, states, treedefs, decays
@@ -514,11 +524,11 @@ class Optimizer:
                     p = p - p * jnp.asarray(wd, p.dtype) * lr_p
                 state = _set_count(jax.tree.unflatten(treedef, leaves), count)
                 if lr_mode == "inside":
-                    delta, state = tx.update(-lr_p * g, state, p)
+                    delta, state = tx_update(-lr_p * g, state, p)
                 elif lr_mode == "arg":
-                    delta, state = tx.update(g, state, p, learning_rate=lr_p)
+                    delta, state = tx_update(g, state, p, learning_rate=lr_p)
                 else:
-                    direction, state = tx.update(g, state, p)
+                    direction, state = tx_update(g, state, p)
                     delta = -lr_p * direction
                 new_params.append((p + delta).astype(p.dtype))
                 new_states.append(jax.tree.leaves(_set_count(state, None)))
@@ -556,7 +566,11 @@ class Optimizer:
         return jax.jit(step, static_argnums=(4, 5))
 
     # -- applying ------------------------------------------------------------
-    def apply_gradients(self, grads_and_vars, name=None):
+    def apply_gradients(
+        self,
+        grads_and_vars: Iterable[tuple[TensorLike | None, Variable]],
+        name: str | None = None,
+    ) -> Variable:
         """Applies one update (Keras/TF semantics: None gradients are skipped).
 
         `name` is accepted for TF 2 compatibility and unused (the name scope of
@@ -633,26 +647,29 @@ class Optimizer:
             a.assign(value)
         self._iterations.assign_add(np.int64(1))
 
-    def minimize(self, loss, var_list, tape=None):
+    def minimize(
+        self,
+        loss: Tensor | Callable[[], Tensor],
+        var_list: Sequence[Variable] | Callable[[], Sequence[Variable]],
+        tape: GradientTape | None = None,
+    ) -> Variable:
         """Computes the gradients of `loss` with `tape` and applies them.
 
         `loss` is a Tensor (then `tape` is required) or a zero-argument callable.
         """
-        if callable(var_list):
-            var_list = var_list()
-        var_list = list(var_list)
+        variables = list(var_list() if callable(var_list) else var_list)
         if callable(loss):
             tape = GradientTape() if tape is None else tape
             with tape:
-                tape.watch(var_list)
+                tape.watch(variables)
                 loss = loss()
         elif tape is None:
             raise ValueError(
                 "`tape` is required when a `Tensor` loss is passed to minimize(); "
                 "pass the GradientTape that recorded it, or pass a callable loss."
             )
-        grads = tape.gradient(loss, var_list)
-        return self.apply_gradients(zip(grads, var_list))
+        grads = tape.gradient(loss, variables)
+        return self.apply_gradients(zip(grads, variables))
 
     def get_config(self) -> dict:
         lr = (
@@ -943,7 +960,7 @@ for _cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam):
     OPTIMIZERS.add(_cls)
 
 
-def get(identifier):
+def get(identifier: OptimizerLike | None) -> Optimizer | None:
     """An optimizer from a name (`'adam'`, any case), a serialized config or an
     instance, as Keras's `optimizers.get`."""
     return OPTIMIZERS.get(identifier)

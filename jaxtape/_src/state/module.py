@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from jaxtape._src.core import context
@@ -104,17 +105,17 @@ class Module:
         return name_scope(self._scope_name)
 
     @property
-    def variables(self) -> tuple:
+    def variables(self) -> Sequence[Variable]:
         """All variables of this module and its submodules (deduplicated)."""
         return tuple(self._flatten(lambda o: isinstance(o, Variable)))
 
     @property
-    def trainable_variables(self) -> tuple:
+    def trainable_variables(self) -> Sequence[Variable]:
         """The trainable variables of this module and its submodules."""
         return tuple(self._flatten(lambda o: isinstance(o, Variable) and o.trainable))
 
     @property
-    def non_trainable_variables(self) -> tuple:
+    def non_trainable_variables(self) -> Sequence[Variable]:
         return tuple(
             self._flatten(lambda o: isinstance(o, Variable) and not o.trainable)
         )

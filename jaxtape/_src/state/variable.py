@@ -313,7 +313,7 @@ class Variable(TensorOperators):
             self._write(self._read_raw() - checked)
         return self if read_value else None
 
-    def _checked(self, value: TensorLike, what: str) -> Any:
+    def _checked(self, value: Any, what: str) -> Any:
         """`value` as an array of this variable's dtype and shape, by TF's rules.
 
         A Tensor or Variable of another dtype is TF's ValueError (cast it

@@ -20,6 +20,8 @@ import inspect
 import re
 import threading
 import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 import jax.numpy as jnp
@@ -45,6 +47,14 @@ from jaxtape._src.state import graph, trackable
 from jaxtape._src.state.module import Module, name_scope
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
+
+if TYPE_CHECKING:
+    from jaxtape._src.core.typing import (
+        ConstraintLike,
+        DTypeLike,
+        InitializerLike,
+        RegularizerLike,
+    )
 
 _uids: collections.defaultdict = collections.defaultdict(int)
 
@@ -102,6 +112,9 @@ class Layer(Module):
     """
 
     _TAKES_INPUT_LENGTH = False  # (Embedding's TF 2 argument)
+    # Attributes holding Variables, Layers or containers (`__setattr__` keeps it).
+    _tracked: dict[str, Any]
+    _inbound_nodes: list[Node]  # the layer's calls on KerasTensors, once called
 
     def __init__(self, trainable=True, name=None, dtype=None, autocast=True, **kwargs):
         """Args: `trainable`, `name` (any string without `/`, `''` included, as
@@ -241,26 +254,36 @@ class Layer(Module):
         return out
 
     @property
-    def weights(self) -> list:
+    def weights(self) -> list[Variable]:
         """All weights, per layer: its trainable ones, then its non-trainable
         ones (Keras 3's order, which `get_weights`/`set_weights` follow)."""
         return [v for v, _ in self._weights_and_trainability()]
 
     @property
-    def trainable_weights(self) -> list:
+    def trainable_weights(self) -> list[Variable]:
         if not self._trainable:
             return []
         return [v for v, trainable in self._weights_and_trainability() if trainable]
 
     @property
-    def non_trainable_weights(self) -> list:
+    def non_trainable_weights(self) -> list[Variable]:
         if not self._trainable:
             return self.weights
         return [v for v, t in self._weights_and_trainability() if not t]
 
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
+    # Keras's aliases (as properties: pyright refuses `variables = weights`
+    # where the base class has the property).
+    @property
+    def trainable_variables(self) -> list[Variable]:
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self) -> list[Variable]:
+        return self.non_trainable_weights
+
+    @property
+    def variables(self) -> list[Variable]:
+        return self.weights
 
     @property
     def submodules(self) -> tuple:
@@ -311,18 +334,18 @@ class Layer(Module):
     # -- weights -----------------------------------------------------------------
     def add_weight(
         self,
-        name=None,
-        shape=None,
-        dtype=None,
-        initializer=None,
-        regularizer=None,
-        trainable=True,
-        constraint=None,
-        autocast=True,
-        aggregation="none",
-        overwrite_with_gradient=False,
-        synchronization=None,
-        **kwargs,
+        name: str | None = None,
+        shape: Sequence[SupportsIndex] | None = None,
+        dtype: DTypeLike | None = None,
+        initializer: InitializerLike | None = None,
+        regularizer: RegularizerLike = None,
+        trainable: bool = True,
+        constraint: ConstraintLike = None,
+        autocast: bool = True,
+        aggregation: str = "none",
+        overwrite_with_gradient: bool = False,
+        synchronization: object = None,
+        **kwargs: Any,
     ) -> Variable:
         """Creates a weight of this layer (Keras's `add_weight`).
 
@@ -443,7 +466,7 @@ class Layer(Module):
 
         return map_structure(cast, inputs)
 
-    def __call__(self, inputs, *args, **kwargs):
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         if any(isinstance(x, KerasTensor) for x in flatten((inputs, args, kwargs))):
             return self._symbolic_call(inputs, *args, **kwargs)
         if inputs is None:  # (Keras's check and wording)
@@ -580,8 +603,8 @@ class Layer(Module):
         return cfg
 
     @classmethod
-    def from_config(cls, cfg: dict):
-        return cls(**cfg)
+    def from_config(cls, config: dict) -> Any:
+        return cls(**config)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

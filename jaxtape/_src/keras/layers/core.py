@@ -7,6 +7,8 @@ fused XLA computation. `_KernelLayer` is what Dense and the convolutions share.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from jaxtape._src.core import dtypes
@@ -44,8 +46,8 @@ class InputLayer(Layer):
         }
 
     @classmethod
-    def from_config(cls, cfg):
-        cfg = dict(cfg)
+    def from_config(cls, config: dict) -> Any:
+        cfg = dict(config)
         batch_shape = cfg.pop("batch_shape", None) or cfg.pop("batch_input_shape")
         return cls(shape=batch_shape[1:], batch_size=batch_shape[0], **cfg)
 
@@ -163,8 +165,8 @@ class Dense(_KernelLayer):
         }
 
     @classmethod
-    def from_config(cls, cfg):
-        return cls(**cfg)
+    def from_config(cls, config: dict) -> Any:
+        return cls(**config)
 
 
 class Embedding(Layer):
