@@ -45,7 +45,8 @@ _WHILE_FIX = (
     "iteration instead). Give the loop `maximum_iterations=` as a Python int (it "
     "then compiles to a lax.scan of that many steps, reverse-differentiable), or "
     "loop over a static range: `jaxtape.for_range(start, limit, delta, body, "
-    "loop_vars)`, or `for i in range(n)` with n known while tracing. "
+    "loop_vars)`, or `for i in range(n)`, with n known while tracing (`x.shape[0]`"
+    ", not `jaxtape.shape(x)[0]`, which is a traced value). "
     "jaxtape.autodiff.ForwardAccumulator works through it as it is."
 )
 
