@@ -31,6 +31,7 @@ scratch graph for the same purpose; here it is peeled off and kept).
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any
 
 import jax
@@ -800,12 +801,23 @@ def _no_return_inside(init):
             )
 
 
+_DATASET_READ_ONCE = (
+    "A `for` loop over a Dataset inside jaxtape.function reads the Dataset once, "
+    "while tracing: its elements become constants of the compiled program, so "
+    "every call sees the same elements in the same order (TensorFlow reads the "
+    "Dataset again on each call: a shuffled Dataset gives a new order). To get "
+    "fresh data per call, iterate the Dataset outside the function and pass each "
+    "batch as an argument."
+)
+
+
 def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
     """A `for` over a Dataset inside a function: the elements are read while
     tracing and stacked; each run of consecutive elements of one shape is one
     loop over its stack (a partial last batch is a second loop), so the body is
     traced once per shape, not once per element."""
     groups: list = []
+    warnings.warn(_DATASET_READ_ONCE, UserWarning, stacklevel=4)
     with context.paused_tapes(), state_scope.creating_state():  # host values
         elements = list(dataset)
     for element in elements:
