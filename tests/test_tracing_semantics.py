@@ -871,3 +871,27 @@ def test_py_function_reads_variables_at_run_time(tf):
         return out + [float(f(m.constant(2.0)))]
 
     assert _both(tf, run) == ([10.0, 6.0], [10.0, 6.0])
+
+
+def test_function_takes_tfs_arguments_and_refuses_others(tf):
+    def run(m):
+        return [
+            _error(m.function, lambda x: x, foo=1)[0],
+            _error(m.function, lambda x: x, experimental_implements="name")[0],
+            _error(m.function, lambda x: x, experimental_attributes={})[0],
+            _error(m.function, lambda x: x, experimental_compile=True)[0],
+        ]
+
+    want, got = _both(tf, run)
+    assert want == got == ["TypeError", "", "", ""]
+
+
+def test_experimental_relax_shapes_logs_tfs_deprecation(caplog):
+    from jaxtape._src.function import function as jaxtape_function
+
+    jaxtape_function._warned_relax_shapes.clear()
+    with caplog.at_level(logging.WARNING, logger="jaxtape"):
+        jaxtape.function(lambda x: x, experimental_relax_shapes=True)
+        jaxtape.function(lambda x: x, experimental_relax_shapes=True)
+    texts = [r.getMessage() for r in caplog.records]
+    assert sum("use reduce_retracing instead" in t for t in texts) == 1  # once

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, overload
 
@@ -111,6 +112,10 @@ class Function:
         control flow, as TF's AutoGraph does (`jaxtape.autograph`); with
         False, such code raises an error that names the fix.
       experimental_autograph_options: TF's `autograph.experimental.Feature`s.
+      experimental_implements, experimental_attributes: accepted; TF's
+        annotations for its graph rewriter (XLA compiles the program as traced).
+      experimental_compile, experimental_follow_type_hints: TF's deprecated
+        arguments, accepted and ignored.
 
     Retracing happens when the tensor shapes or dtypes, the nested structure,
     or the Python values of non-tensor arguments change; a call runs the most
@@ -137,8 +142,16 @@ class Function:
         name: str | None = None,
         experimental_relax_shapes: bool | None = None,
         experimental_autograph_options: Any = None,
-        **kwargs: Any,
+        experimental_implements: str | None = None,
+        experimental_attributes: dict | None = None,
+        experimental_compile: bool | None = None,
+        experimental_follow_type_hints: bool | None = None,
     ) -> None:
+        # (TF's graph annotations and deprecated aliases: nothing to do here.)
+        del experimental_implements, experimental_attributes
+        del experimental_compile, experimental_follow_type_hints
+        if experimental_relax_shapes:
+            _deprecated_relax_shapes()
         self._fn = python_function
         # AutoGraph: the function as traces call it, converted on first use.
         self._autograph = (autograph, experimental_autograph_options)
@@ -541,9 +554,13 @@ def function(
     autograph: bool = True,
     jit_compile: bool | None = None,
     reduce_retracing: bool = False,
+    experimental_implements: str | None = None,
+    experimental_autograph_options: Any = None,
+    experimental_attributes: dict | None = None,
     experimental_relax_shapes: bool | None = None,
+    experimental_compile: bool | None = None,
+    experimental_follow_type_hints: bool | None = None,
     name: str | None = None,
-    **kwargs: Any,
 ) -> Function: ...
 @overload
 def function(
@@ -552,9 +569,13 @@ def function(
     autograph: bool = True,
     jit_compile: bool | None = None,
     reduce_retracing: bool = False,
+    experimental_implements: str | None = None,
+    experimental_autograph_options: Any = None,
+    experimental_attributes: dict | None = None,
     experimental_relax_shapes: bool | None = None,
+    experimental_compile: bool | None = None,
+    experimental_follow_type_hints: bool | None = None,
     name: str | None = None,
-    **kwargs: Any,
 ) -> Callable[[Callable[..., Any]], Function]: ...
 def function(
     func: Callable[..., Any] | None = None,
@@ -562,11 +583,18 @@ def function(
     autograph: bool = True,
     jit_compile: bool | None = None,
     reduce_retracing: bool = False,
+    experimental_implements: str | None = None,
+    experimental_autograph_options: Any = None,
+    experimental_attributes: dict | None = None,
     experimental_relax_shapes: bool | None = None,
+    experimental_compile: bool | None = None,
+    experimental_follow_type_hints: bool | None = None,
     name: str | None = None,
-    **kwargs: Any,
 ) -> Function | Callable[[Callable[..., Any]], Function]:
     """Compiles a function with XLA, TF's `tf.function`; decorator or wrapper.
+
+    TF's arguments, in TF's order (see `Function`); `name` is jaxtape's (the
+    Function's `__name__`).
 
     >>> @jaxtape.function
     ... def f(x):
@@ -584,7 +612,25 @@ def function(
             autograph=autograph,
             name=name,
             experimental_relax_shapes=experimental_relax_shapes,
-            **kwargs,
+            experimental_autograph_options=experimental_autograph_options,
+            experimental_implements=experimental_implements,
+            experimental_attributes=experimental_attributes,
+            experimental_compile=experimental_compile,
+            experimental_follow_type_hints=experimental_follow_type_hints,
         )
 
     return decorate(func) if func is not None else decorate
+
+
+_warned_relax_shapes: list = []
+
+
+def _deprecated_relax_shapes() -> None:
+    """TF's deprecation warning for `experimental_relax_shapes` (once)."""
+    if not _warned_relax_shapes:
+        _warned_relax_shapes.append(True)
+        logging.getLogger("jaxtape").warning(
+            "calling function with experimental_relax_shapes is deprecated and "
+            "will be removed in a future version.\nInstructions for updating:\n"
+            "experimental_relax_shapes is deprecated, use reduce_retracing instead"
+        )
