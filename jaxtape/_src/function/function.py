@@ -158,7 +158,7 @@ class Function:
         self._converted: Callable[..., Any] | None = None
         self._input_signature = _sig.check_input_signature(input_signature)
         self._reduce_retracing = bool(reduce_retracing or experimental_relax_shapes)
-        self._options = dict(
+        self._options: dict[str, Any] = dict(
             input_signature=input_signature,
             jit_compile=jit_compile,
             reduce_retracing=self._reduce_retracing,
@@ -430,20 +430,16 @@ class Function:
         values), traced without running it if there is none yet, as TF's."""
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
-        if self._input_signature is None:
-            call = self._spec_call(args, kwargs)
-        else:
-            call = self._spec_call(args, kwargs, bind=True)
+        call = self._spec_call(args, kwargs, self._input_signature)
         trace = self._find(call) if not _sig.is_general(call.key) else None
         if trace is None:
             trace = self._general_trace(call) or self._trace(call)
         return ConcreteFunction(self, trace)
 
-    def _spec_call(self, args, kwargs, bind: bool = False) -> _Call:
+    def _spec_call(self, args, kwargs, specs: list | None = None) -> _Call:
         """A call whose TensorSpec arguments stand for tensors of their shape
-        (symbolic where unknown)."""
-        if bind:
-            specs = self._input_signature
+        (symbolic where unknown), bound to the input signature `specs` if any."""
+        if specs is not None:
             for a, s in zip(args, specs):
                 if type(a) is TensorSpec and not (
                     isinstance(s, TensorSpec)
@@ -460,7 +456,7 @@ class Function:
             (args, kwargs),
             is_leaf=lambda x: type(x) is Tensor or x is None or isinstance(x, Variable),
         )
-        if bind and not any(type(x) is TensorSpec for x in flat):
+        if specs is not None and not any(type(x) is TensorSpec for x in flat):
             return self._signature(args, kwargs)
         is_arr = tuple(_sig.is_array(x) or type(x) is TensorSpec for x in flat)
         key = (treedef, tuple(_sig.leaf_key(x) for x in flat))

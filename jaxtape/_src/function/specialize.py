@@ -126,7 +126,7 @@ def _eval(jaxpr, consts, args, env, memo) -> list:
     return [read(v) for v in jaxpr.outvars]
 
 
-def _subst(v, env, memo):
+def _subst(v: Any, env, memo) -> Any:
     """`v` (an eqn's params, or part of them) with every symbol made concrete."""
     t = type(v)
     if t is _DimExpr:
@@ -134,14 +134,14 @@ def _subst(v, env, memo):
         return out if type(out) is _DimExpr else int(out)
     if t is dict:
         return {k: _subst(x, env, memo) for k, x in v.items()}
+    if t is _core.ShapedArray:
+        shape = _subst(v.shape, env, memo)
+        return v if shape is v.shape else v.update(shape=shape)
     if t is tuple or t is list or (isinstance(v, tuple) and hasattr(t, "_fields")):
         new = [_subst(x, env, memo) for x in v]
         if all(a is b for a, b in zip(new, v)):
             return v
         return t(*new) if hasattr(t, "_fields") else t(new)
-    if t is _core.ShapedArray:
-        shape = _subst(v.shape, env, memo)
-        return v if shape is v.shape else v.update(shape=shape)
     if t is _core.ClosedJaxpr:
         return _closed(v, env, memo)
     if t is _core.Jaxpr:

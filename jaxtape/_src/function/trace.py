@@ -43,6 +43,9 @@ def _unsettled(*args: Any) -> Any:
     )
 
 
+_UNSETTLED = jax.jit(_unsettled)  # (a program's stand-in: raises when traced)
+
+
 _serials = itertools.count()
 
 
@@ -56,7 +59,7 @@ class _Trace:
         # where their unknown sizes sit; None for a trace of concrete shapes.
         self.poly = poly
         self.poly_failed = False  # a size it could not be specialized to
-        self.key = None  # the trace's key (`signature`), set by Function
+        self.key: Any = None  # the trace's key (`signature`), set by Function
         self.signature: Any = None  # (args, kwargs) as TF prints them
         self.call_args: Any = ((), {})  # (args, kwargs) of the call that traced
         self.closed = None  # the traced jaxpr (`settle`)
@@ -82,8 +85,8 @@ class _Trace:
             checks.checked(self._pure) if self.checked else self._pure
         )
         # `settle` builds these: (*var_vals, *leaves) -> values + state + error
-        self._plain: Callable[..., Any] = _unsettled
-        self._donating: Callable[..., Any] = _unsettled  # donating written state
+        self._plain: jax.stages.Wrapped = _UNSETTLED
+        self._donating: jax.stages.Wrapped = _UNSETTLED  # donating written state
         self.has_checks = False  # whether the program holds run-time checks
         self.error_tree = None  # their error's structure (`checks.error_layout`)
         # The program's checks' error alone (`diagnose`; only with checks).
