@@ -895,3 +895,28 @@ def test_experimental_relax_shapes_logs_tfs_deprecation(caplog):
         jaxtape.function(lambda x: x, experimental_relax_shapes=True)
     texts = [r.getMessage() for r in caplog.records]
     assert sum("use reduce_retracing instead" in t for t in texts) == 1  # once
+
+
+def test_keras_builds_and_optimizer_slots_on_the_first_call(tf):
+    def run(m):
+        model = m.keras.Sequential([m.keras.layers.Dense(4), m.keras.layers.Dense(1)])
+        opt = m.keras.optimizers.Adam(0.01)
+
+        @m.function(input_signature=[m.TensorSpec([None, 3], m.float32)])
+        def step(x):
+            with m.GradientTape() as tape:
+                loss = m.reduce_mean(model(x) ** 2)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        losses = [float(step(m.ones([n, 3]))) for n in (2, 5, 2, 7)]
+        return (
+            step.experimental_get_tracing_count(),
+            len(model.variables),
+            all(np.isfinite(losses)),
+            losses[2] < losses[0],
+        )
+
+    want, got = _both(tf, run)
+    assert want == got == (2, 4, True, True)
