@@ -27,7 +27,7 @@ import _timing  # benchmarks/_timing.py (scripts run from this folder)
 import numpy as np
 
 import jaxtape as tf
-from jaxtape._src.function import function as _function
+from jaxtape._src.function import trace as _trace
 from jaxtape._src.losses import losses
 from jaxtape._src.ops import nn_ops
 from jaxtape._src.state import variable as _variable
@@ -75,12 +75,12 @@ def _blocking(step, x, y):
 
 @contextlib.contextmanager
 def _no_lock():
-    saved = _variable.state_lock, _function.state_lock
-    _variable.state_lock = _function.state_lock = contextlib.nullcontext()
+    saved = _variable.state_lock, _trace.state_lock
+    _variable.state_lock = _trace.state_lock = contextlib.nullcontext()
     try:
         yield
     finally:
-        _variable.state_lock, _function.state_lock = saved
+        _variable.state_lock, _trace.state_lock = saved
 
 
 @contextlib.contextmanager
