@@ -209,3 +209,42 @@ def test_a_keras_training_step_computes_nothing_before_its_gradient():
     want = loss_fn(y, model(x)).numpy()
     np.testing.assert_allclose(float(loss), want, rtol=1e-6)
     assert len(grads) == 4 and all(g is not None for g in grads)
+
+
+def test_a_non_persistent_gradient_computes_only_the_values_still_held():
+    # The backward program returns the forward values of the slice's outputs
+    # that something still holds (the loss printed afterwards); those only
+    # the tape held are never computed, and a nested tape leaves the values
+    # its outer tape tracks to that tape.
+    x = tf.constant(np.float32(1.5))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(5):
+            y = y * x + 1.0  # each intermediate is dropped at once
+        kept = y * 2.0
+        y = kept + x
+    before = tf.autodiff.deferred_cache_stats()
+    g = tape.gradient(y, x)
+    after = tf.autodiff.deferred_cache_stats()
+    assert after["misses"] + after["hits"] == before["misses"] + before["hits"]
+    assert not _pending(y) and not _pending(kept)  # held: filled by the backward
+    want_y, want_g = jax.value_and_grad(
+        lambda x: (lambda k: k * 2.0 + x)(
+            __import__("functools").reduce(lambda y, _: y * x + 1.0, range(5), x)
+        )
+    )(np.float32(1.5))
+    assert float(y) == pytest.approx(float(want_y), rel=1e-6)
+    assert float(g) == pytest.approx(float(want_g), rel=1e-6)
+
+    v = tf.Variable(np.float32(0.5))
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            z = tf.sin(v) * v
+        dz = inner.gradient(z, v)
+    assert _pending(z)  # the outer tape tracks it: not computed by the inner
+    d2z = outer.gradient(dz, v)
+    x0 = np.float32(0.5)
+    f = lambda v: jnp.sin(v) * v  # noqa: E731
+    assert float(d2z) == pytest.approx(float(jax.grad(jax.grad(f))(x0)), rel=1e-5)
+    assert float(z) == pytest.approx(float(f(x0)), rel=1e-6)

@@ -137,18 +137,16 @@ def vjp(sl: Slice, ct_objs: list, ct_given: tuple):
     too (the forward pass is computed once, and nothing stays pending).
     """
     pending = sl.pending if not _state.tapes else ()
-    keep = tuple(ref for ref, _ in pending)
+    keep = tuple(ref for ref, _, _ in pending)
     call = _VjpCall(sl.program, ct_given, len(sl.const_objs), keep)
     info = OpInfo(call, "GradientTape.gradient", False, True)
     out = dispatch_raw(info, [*sl.leaf_objs, *sl.const_objs, *ct_objs], ())
     out = list(out) if isinstance(out, tuple) else [out]
     if pending:
         out, kept = out[: len(out) - len(pending)], out[len(out) - len(pending) :]
-        for (_, t), value in zip(pending, kept):
-            v = t._v
-            if type(v) is Pending and v.value is None:
+        for (_, v, _), value in zip(pending, kept):
+            if v.value is None:  # (the Tensor takes the value when next read)
                 v.value = value._value
-                t._v = v.value
     return out
 
 

@@ -369,6 +369,9 @@ class GradientTape:
         connected = [c and ok for c, ok in zip(sl.connected, float_ok)]
         results = []
         if any(connected) and any(t >= 0 for t in sl.program.targets):
+            if not self._persistent:  # its one request: only held values matter
+                held = rec.let_go()
+                sl.pending = tuple(p for p in sl.pending if p[2] in held)
             results = backward.vjp(sl, ct_objs, tuple(ct_given))
         extra = (
             _identity_grads(flat_targets, target_refs, cts, flat_sources)

@@ -124,9 +124,9 @@ class Slice:
     leaf_objs: list  # Tensors, one per leaf
     const_objs: list  # Tensors or raw values, one per constant
     connected: list  # per requested source: True if some target depends on it
-    # (local ref, Tensor) for the slice's outputs not computed yet (deferred):
-    # the backward program computes them anyway, so it returns their values
-    # and nothing it covers stays pending.
+    # (local ref, Pending, tape ref) for the slice's outputs not computed yet
+    # (deferred): the backward program computes them anyway, so it returns
+    # the values of those still held (all of them on a persistent tape).
     pending: tuple = ()
 
 
@@ -200,10 +200,9 @@ def build_program(rec, target_refs, source_groups) -> Slice:
             else:
                 local[o] = next_local
                 louts.append(next_local)
-                t = rec.tensors[o]
-                v = t._v
+                v = rec.tensors[o]._v
                 if type(v) is Pending and v.value is None:
-                    pending.append((next_local, t))
+                    pending.append((next_local, v, o))
                 next_local += 1
         prog_nodes.append((info.fn, params, tuple(lins), tuple(louts), multi))
     targets = tuple(local.get(t, -1) if t is not None else -1 for t in target_refs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import types
 import warnings
+import weakref
 from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
@@ -57,6 +58,8 @@ class Recorder:
         self.born: list[int] = []  # ref -> number of nodes when created
         self.nodes: list[tuple] = []  # (info, params, ins, outs, multi)
         self.pending: list[int] = []  # refs of outputs this tape owns, deferred
+        self._held: set[int] | None = None  # after `let_go`: pending refs still held
+        self._held_refs: dict = {}  # their Tensors, weakly
         self.consts: list = []  # constant objects (Tensor or raw value)
         self._const_ids: dict[int, int] = {}
         self.var_reads: dict[int, list[int]] = {}  # id(var) -> leaf refs
@@ -183,11 +186,52 @@ class Recorder:
         program of this tape (`program.evaluate`)."""
         program.evaluate(self, refs)
 
+    def let_go(self) -> set[int]:
+        """Ends the recording for good (a non-persistent tape's one request):
+        the tape stops holding the Tensors of its pending outputs, and returns
+        the refs of those that are still held elsewhere (by the user, or by
+        another tape), the only ones whose values can still be read.
+
+        Stand-ins sharing each pending value take the Tensors' slots, so the
+        tape can still compute any of them. Liveness is read from weak
+        references: a Tensor kept alive only by a reference cycle counts as
+        held, and is computed (work, never a wrong value).
+        """
+        if self._held is not None:
+            return self._held
+        held = []
+        tensors = self.tensors
+        for r in self.pending:
+            v = tensors[r]._v
+            if v.__class__ is Pending and v.value is None:
+                held.append((r, weakref.ref(tensors[r])))
+                tensors[r] = Tensor(v)
+        self.ids = {}  # (ids of Tensors that may now go away)
+        self._held_refs = {r: ref for r, ref in held if ref() is not None}
+        self._held = set(self._held_refs)
+        return self._held
+
+    def _recorded_elsewhere(self, r, others) -> bool:
+        """Whether pending output `r` is tracked by another recording tape (a
+        nested tape's outer one): it stays pending, computable from this
+        recording, which it keeps alive as long as that tape holds it."""
+        t = self._held_refs[r]()
+        return t is not None and any(id(t) in tape.ids for tape in others)
+
     def release(self) -> None:
-        """Computes every output still pending before the recording is dropped,
-        so that no Tensor keeps the whole tape alive to compute itself later."""
-        left = [r for r in self.pending if self.tensors[r]._v.__class__ is Pending]
-        left = [r for r in left if self.tensors[r]._v.value is None]
+        """Computes every output still pending and held before the recording
+        is dropped, so that no Tensor keeps the whole tape alive to compute
+        itself later; the values nobody holds are never computed."""
+        held = self.let_go()
+        tensors = self.tensors
+        others = [tape for tape in _state.tapes if tape is not self]
+        left = []
+        for r in self.pending:
+            v = tensors[r]._v
+            if r in held and v.__class__ is Pending and v.value is None:
+                if others and self._recorded_elsewhere(r, others):
+                    continue  # an outer tape's backward computes it, or it waits
+                left.append(r)
         self.pending = []
         if left:
             program.evaluate(self, left)
