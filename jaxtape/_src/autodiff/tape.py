@@ -203,7 +203,7 @@ class Recorder:
         tensors = self.tensors
         for r in self.pending:
             v = tensors[r]._v
-            if v.__class__ is Pending and v.value is None:
+            if type(v) is Pending and v.value is None:
                 held.append((r, weakref.ref(tensors[r])))
                 tensors[r] = Tensor(v)
         self.ids = {}  # (ids of Tensors that may now go away)
@@ -228,7 +228,7 @@ class Recorder:
         left = []
         for r in self.pending:
             v = tensors[r]._v
-            if r in held and v.__class__ is Pending and v.value is None:
+            if r in held and type(v) is Pending and v.value is None:
                 if others and self._recorded_elsewhere(r, others):
                     continue  # an outer tape's backward computes it, or it waits
                 left.append(r)
