@@ -239,6 +239,8 @@ def evaluate(rec, refs) -> None:
     output it makes is filled.
     """
     nodes, tensors, born = rec.nodes, rec.tensors, rec.born
+    if len(refs) == 1 and _evaluate_one(rec, refs[0]):
+        return
     segment, seen, stack = set(), set(), list(refs)
     while stack:
         r = stack.pop()
@@ -284,6 +286,33 @@ def evaluate(rec, refs) -> None:
         t = tensors[o]
         t._v.value = value
         t._v = value
+
+
+def _evaluate_one(rec, r) -> bool:
+    """Computes pending output `r` alone when its inputs are all computed (a
+    value read right after its op was recorded): one eager op call, as the
+    dispatcher makes outside a tape, instead of a one-node program. False
+    when some input is still pending on this tape."""
+    t = rec.tensors[r]
+    v = t._v
+    if type(v) is not Pending or v.value is not None or v.owner is not rec:
+        return True  # nothing to compute
+    info, params, ins, outs, _ = rec.nodes[rec.born[r]]
+    vals = []
+    for i in ins:
+        if i < 0:
+            c = rec.consts[~i]
+            vals.append(c._value if type(c) is Tensor else c)
+            continue
+        src = rec.tensors[i]
+        w = src._v
+        if type(w) is Pending and w.value is None and w.owner is rec:
+            return False
+        vals.append(src._value)
+    value = device.run(info.eager, vals, params)
+    v.value = value
+    t._v = value
+    return True
 
 
 class _Replay:
