@@ -238,9 +238,55 @@ def evaluate(rec, refs) -> None:
     (leaves, constants, outputs filled earlier, values other tapes own). Every
     output it makes is filled.
     """
-    nodes, tensors, born = rec.nodes, rec.tensors, rec.born
     if len(refs) == 1 and _evaluate_one(rec, refs[0]):
         return
+    plan = _plan(rec, refs)
+    if plan is not None:
+        plan.run()
+
+
+def detach(rec, refs) -> None:
+    """Hands the pending outputs `refs` of `rec` (and those behind them) to a
+    `_Plan` of their own program, so the recording can be dropped while they
+    stay pending: computed if and when one of them is read."""
+    plan = _plan(rec, refs)
+    if plan is not None:
+        for j, v in enumerate(plan.pendings):
+            v.owner, v.ref = plan, j
+
+
+class _Plan:
+    """The forward program behind some pending outputs, with what feeds it
+    (Tensors or raw values, resolved when it runs); the owner of those
+    outputs once their tape's recording is dropped (`detach`)."""
+
+    def __init__(self, spec, leaf_objs, leaf_keys, pendings):
+        self.spec, self.leaf_objs, self.pendings = spec, leaf_objs, pendings
+        self.key = (
+            "forward",
+            tuple((info.fn, params, lins) for info, params, lins in spec),
+            tuple(leaf_keys),
+        )
+
+    def run(self) -> None:
+        leaves = [o._value if type(o) is Tensor else o for o in self.leaf_objs]
+        spec = self.spec
+        program = cache.lookup(
+            self.key, lambda: _Replay(spec), len(spec), kind="forward"
+        )
+        for v, value in zip(self.pendings, _run(program, spec, leaves)):
+            if v.value is None:
+                v.value = value
+        self.leaf_objs = []  # (nothing to keep alive any more)
+
+    def evaluate(self, refs) -> None:  # `deferred.Owner`: all outputs at once
+        self.run()
+
+
+def _plan(rec, refs) -> _Plan | None:
+    """The program computing `refs` and every pending output of `rec` behind
+    them, or None when nothing is pending."""
+    nodes, tensors, born = rec.nodes, rec.tensors, rec.born
     segment, seen, stack = set(), set(), list(refs)
     while stack:
         r = stack.pop()
@@ -256,9 +302,9 @@ def evaluate(rec, refs) -> None:
             if i >= 0 and i not in seen:
                 stack.append(i)
     if not segment:
-        return
+        return None
     local: dict = {}  # tape ref (or ~constant) -> env index, or ~leaf index
-    leaves, leaf_keys, spec, outs = [], [], [], []
+    leaf_objs, leaf_keys, spec, pendings = [], [], [], []
     for k in sorted(segment):  # nodes are in recording order: a valid schedule
         info, params, ins, node_outs, _ = nodes[k]
         lins = []
@@ -267,25 +313,14 @@ def evaluate(rec, refs) -> None:
             j = local.get(key)
             if j is None:
                 src = tensors[i] if i >= 0 else rec.consts[~i]
-                value = src._value if type(src) is Tensor else src
-                j = local[key] = ~len(leaves)
-                leaves.append(value)
-                leaf_keys.append(abstract_value(value))
+                j = local[key] = ~len(leaf_objs)
+                leaf_objs.append(src)
+                leaf_keys.append(abstract_value(src._v if type(src) is Tensor else src))
             lins.append(j)
         local[node_outs[0]] = len(spec)
         spec.append((info, params, tuple(lins)))
-        outs.append(node_outs[0])
-    key = (
-        "forward",
-        tuple((info.fn, params, lins) for info, params, lins in spec),
-        tuple(leaf_keys),
-    )
-    program = cache.lookup(key, lambda: _Replay(spec), len(spec), kind="forward")
-    values = _run(program, spec, leaves)
-    for o, value in zip(outs, values):
-        t = tensors[o]
-        t._v.value = value
-        t._v = value
+        pendings.append(tensors[node_outs[0]]._v)
+    return _Plan(spec, leaf_objs, leaf_keys, pendings)
 
 
 def _evaluate_one(rec, r) -> bool:

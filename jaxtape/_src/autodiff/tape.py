@@ -59,7 +59,6 @@ class Recorder:
         self.nodes: list[tuple] = []  # (info, params, ins, outs, multi)
         self.pending: list[int] = []  # refs of outputs this tape owns, deferred
         self._held: set[int] | None = None  # after `let_go`: pending refs still held
-        self._held_refs: dict = {}  # their Tensors, weakly
         self.consts: list = []  # constant objects (Tensor or raw value)
         self._const_ids: dict[int, int] = {}
         self.var_reads: dict[int, list[int]] = {}  # id(var) -> leaf refs
@@ -207,34 +206,25 @@ class Recorder:
                 held.append((r, weakref.ref(tensors[r])))
                 tensors[r] = Tensor(v)
         self.ids = {}  # (ids of Tensors that may now go away)
-        self._held_refs = {r: ref for r, ref in held if ref() is not None}
-        self._held = set(self._held_refs)
+        self._held = {r for r, ref in held if ref() is not None}
         return self._held
 
-    def _recorded_elsewhere(self, r, others) -> bool:
-        """Whether pending output `r` is tracked by another recording tape (a
-        nested tape's outer one): it stays pending, computable from this
-        recording, which it keeps alive as long as that tape holds it."""
-        t = self._held_refs[r]()
-        return t is not None and any(id(t) in tape.ids for tape in others)
-
     def release(self) -> None:
-        """Computes every output still pending and held before the recording
-        is dropped, so that no Tensor keeps the whole tape alive to compute
-        itself later; the values nobody holds are never computed."""
+        """Lets the recording go. The outputs still pending and held elsewhere
+        are handed to the program that computes them (`program.detach`),
+        which keeps only its inputs alive: they are computed if and when
+        read (a nested tape's values, which its outer tape's backward pass
+        usually computes, cost nothing here); the rest are never computed."""
         held = self.let_go()
         tensors = self.tensors
-        others = [tape for tape in _state.tapes if tape is not self]
         left = []
         for r in self.pending:
             v = tensors[r]._v
             if r in held and type(v) is Pending and v.value is None:
-                if others and self._recorded_elsewhere(r, others):
-                    continue  # an outer tape's backward computes it, or it waits
                 left.append(r)
         self.pending = []
         if left:
-            program.evaluate(self, left)
+            program.detach(self, left)
 
 
 class _CaptureReads:
