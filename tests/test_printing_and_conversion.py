@@ -493,8 +493,6 @@ def _in_context(m, fn, context, x_np, dtype, on_variable):
 @pytest.mark.parametrize("context", CONTEXTS)
 @pytest.mark.parametrize("name", sorted(EXPRESSIONS))
 def test_python_numbers_keep_the_tensors_dtype(name, context, dtype, on_variable, tf):
-    if dtype == "float16" and name.startswith("numpy_"):
-        pytest.skip("TF's own `np.float64(2) * float16` path; not a jaxtape rule")
     x_np = np.array([0.5, 1.5], dtype)
     fn = EXPRESSIONS[name]
     y_tf, g_tf = _in_context(tf, fn, context, x_np, getattr(tf, dtype), on_variable)
