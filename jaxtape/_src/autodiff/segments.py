@@ -34,6 +34,27 @@ from jaxtape._src.core.compile_cache import abstract_value
 SEGMENT_OPS = 200  # nodes per segment: a few seconds' compile at most
 
 
+class _Structure:
+    """A segment's nodes and outputs as a cache key: hashed once, not on every
+    gradient (a 200-node tuple); equal to another segment's of the same form,
+    so a loop's alike segments share their compiled functions."""
+
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value):
+        self.value, self._hash = value, hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return other is self or (
+            type(other) is _Structure
+            and other._hash == self._hash
+            and other.value == self.value
+        )
+
+
 class _Segment:
     """One run of consecutive nodes, renumbered: inputs are `0..n_in-1`.
 
@@ -47,6 +68,7 @@ class _Segment:
         self.spec, self.n_in, self.outs, self.const_ids = spec, n_in, outs, const_ids
         self.n_boundary = n_boundary  # outputs later segments read; then kept ones
         self.n_slots = max((o + 1 for n in spec for o in n[3]), default=n_in)
+        self.structure = _Structure((spec, outs))  # its cache key, hashed once
 
     def forward(self, ins, consts):
         env = list(ins) + [None] * (self.n_slots - len(ins))
@@ -154,8 +176,7 @@ def _zero_cotangent(v):
 def _seg_key(kind, segment, ins, consts):
     return (
         kind,
-        segment.spec,
-        segment.outs,
+        segment.structure,
         tuple(abstract_value(v) for v in ins),
         tuple(abstract_value(v) for v in consts),
     )
