@@ -5,6 +5,12 @@ from __future__ import annotations
 from jaxtape._src.keras import activations
 from jaxtape._src.keras.layers.base import Layer
 
+__all__ = [
+    "Activation",
+    "ReLU",
+    "Softmax",
+]
+
 
 class Activation(Layer):
     def __init__(self, activation, **kwargs):

@@ -13,6 +13,11 @@ from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.keras.layers.core import _KernelLayer
 from jaxtape._src.ops import array_ops, math_ops, nn_ops
 
+__all__ = [
+    "Conv1D",
+    "Conv2D",
+]
+
 
 class _Conv(_KernelLayer):
     _RANK = 2

@@ -19,6 +19,13 @@ from jaxtape._src.keras.layers.base import Layer, unique_name
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.ops import array_ops, math_ops, nn_ops
 
+__all__ = [
+    "Dense",
+    "Embedding",
+    "Input",
+    "InputLayer",
+]
+
 
 class InputLayer(Layer):
     """The entry of a functional model; `keras.Input` returns its KerasTensor."""

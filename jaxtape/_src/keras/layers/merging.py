@@ -5,6 +5,12 @@ from __future__ import annotations
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.ops import array_ops, math_ops
 
+__all__ = [
+    "Add",
+    "Concatenate",
+    "Multiply",
+]
+
 
 class Add(Layer):
     def call(self, inputs):

@@ -9,6 +9,11 @@ from __future__ import annotations
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.ops import array_ops, nn_ops
 
+__all__ = [
+    "BatchNormalization",
+    "LayerNormalization",
+]
+
 
 class BatchNormalization(Layer):
     """Batch normalization with moving statistics (Keras's defaults:

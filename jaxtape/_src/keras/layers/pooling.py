@@ -11,6 +11,25 @@ from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.ops import math_ops, nn_ops
 
+__all__ = [
+    "AveragePooling1D",
+    "AveragePooling2D",
+    "AvgPool1D",
+    "AvgPool2D",
+    "GlobalAveragePooling1D",
+    "GlobalAveragePooling2D",
+    "GlobalAvgPool1D",
+    "GlobalAvgPool2D",
+    "GlobalMaxPool1D",
+    "GlobalMaxPool2D",
+    "GlobalMaxPooling1D",
+    "GlobalMaxPooling2D",
+    "MaxPool1D",
+    "MaxPool2D",
+    "MaxPooling1D",
+    "MaxPooling2D",
+]
+
 
 class _Pool(Layer):
     _RANK = 2
@@ -133,3 +152,14 @@ class GlobalMaxPooling1D(_GlobalPool):
 
     _RANK = 1
     _MAX = True
+
+
+# Keras's aliases.
+MaxPool1D = MaxPooling1D
+MaxPool2D = MaxPooling2D
+AvgPool1D = AveragePooling1D
+AvgPool2D = AveragePooling2D
+GlobalMaxPool1D = GlobalMaxPooling1D
+GlobalMaxPool2D = GlobalMaxPooling2D
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalAvgPool2D = GlobalAveragePooling2D

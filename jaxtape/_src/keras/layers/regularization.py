@@ -15,6 +15,10 @@ from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.state.random_ops import next_key
 
+__all__ = [
+    "Dropout",
+]
+
 
 @op("Dropout", inputs=("x", "key"), jit=True)
 def _dropout(x, key, rate, noise_shape):

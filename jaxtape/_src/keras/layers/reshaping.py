@@ -8,6 +8,11 @@ from jaxtape._src.keras.layers import arguments
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.ops import array_ops
 
+__all__ = [
+    "Flatten",
+    "Reshape",
+]
+
 
 class Flatten(Layer):
     """Flattens all axes but the batch axis (channels-last order, as Keras)."""
