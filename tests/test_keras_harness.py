@@ -4,6 +4,7 @@ save/load round trips)."""
 
 import numpy as np
 import pytest
+from layer_checks import check_layer
 
 import jaxtape as tf
 
@@ -34,35 +35,7 @@ def _ids():
 
 @pytest.mark.parametrize("make,shape,n_vars", LAYERS, ids=_ids())
 def test_layer_harness(tmp_path, make, shape, n_vars):
-    x = np.random.default_rng(0).normal(size=shape).astype(np.float64)
-    layer = make()
-    y = layer(x)  # float64 data autocasts to the layer's float32
-    assert y.dtype == tf.float32 and y.shape[0] == shape[0]
-    assert len(layer.weights) == n_vars
-    assert all(v.path.startswith(layer.name + "/") for v in layer.weights)
-    assert layer.count_params() == sum(int(np.prod(v.shape)) for v in layer.weights)
-    # Config round trip: an equal layer with the same config.
-    clone = type(layer).from_config(layer.get_config())
-    assert clone.get_config() == {**layer.get_config(), "name": clone.name}
-    # A training step moves every trainable weight.
-    model = tf.keras.Sequential([layer, L.Flatten(), L.Dense(1)])
-    model(x)  # builds the head
-    before = [w.copy() for w in model.get_weights()]
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(model(x, training=True)))
-    grads = tape.gradient(loss, model.trainable_variables)
-    assert all(g is not None for g in grads)
-    tf.keras.optimizers.SGD(0.1).apply_gradients(zip(grads, model.trainable_variables))
-    after = model.get_weights()
-    assert len(after) == len(before) == len(model.weights)
-    moved = [not np.array_equal(a, b) for a, b in zip(after, before)]
-    assert sum(moved) >= len(model.trainable_variables)
-    # Save/load round trip into a fresh model of the same architecture.
-    model.save_weights(tmp_path / "m.weights.h5")
-    fresh = tf.keras.Sequential([make(), L.Flatten(), L.Dense(1)])
-    fresh(x)
-    fresh.load_weights(tmp_path / "m.weights.h5")
-    np.testing.assert_allclose(fresh.predict(x), model.predict(x), rtol=1e-6)
+    check_layer(tmp_path, make, shape, n_vars)
 
 
 def test_embedding_harness():

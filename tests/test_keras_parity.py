@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from layer_checks import check_layer_parity
 
 import jaxtape as jt
 
@@ -201,38 +202,17 @@ def _layer_pairs():
     ]
 
 
-@pytest.mark.parametrize("name,kwargs,shape", _layer_pairs())
-def test_layer_outputs_match_tf_keras_with_the_same_weights(tf, name, kwargs, shape):
-    rng = np.random.default_rng(4)
-    x = (
-        rng.integers(0, 10, (2, 5))
-        if shape is None
-        else rng.normal(size=shape).astype(np.float32)
-    )
-    theirs = getattr(tf.keras.layers, name)(**kwargs)
-    ours = getattr(jt.keras.layers, name)(**kwargs)
-    theirs(x)
-    ours(x)
-    weights = [
-        rng.normal(size=w.shape).astype(np.float32) for w in theirs.get_weights()
-    ]
+def _positive_variance(name, weights):
     if name == "BatchNormalization":
         weights[3] = np.abs(weights[3]) + 0.5  # a variance
-    theirs.set_weights(weights)
-    ours.set_weights(weights)
-    assert [tuple(v.shape) for v in ours.weights] == [w.shape for w in weights]
-    for training in (False, True):
-        np.testing.assert_allclose(
-            ours(x, training=training).numpy(),
-            theirs(x, training=training).numpy(),
-            rtol=1e-4,
-            atol=1e-5,
-        )
-    np.testing.assert_allclose(
-        np.concatenate([np.ravel(w) for w in ours.get_weights()] or [np.zeros(0)]),
-        np.concatenate([np.ravel(w) for w in theirs.get_weights()] or [np.zeros(0)]),
-        rtol=1e-5,
-        atol=1e-6,
+    return weights
+
+
+@pytest.mark.parametrize("name,kwargs,shape", _layer_pairs())
+def test_layer_outputs_match_tf_keras_with_the_same_weights(tf, name, kwargs, shape):
+    dtype = np.int32 if shape is None else np.float32
+    check_layer_parity(
+        tf, name, kwargs, shape or (2, 5), dtype=dtype, fix_weights=_positive_variance
     )
 
 
