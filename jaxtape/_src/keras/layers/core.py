@@ -17,13 +17,14 @@ from jaxtape._src.keras import activations, regularizers
 from jaxtape._src.keras.keras_tensor import KerasTensor
 from jaxtape._src.keras.layers.base import Layer, unique_name
 from jaxtape._src.keras.layers.input_spec import InputSpec
-from jaxtape._src.ops import array_ops, math_ops, nn_ops
+from jaxtape._src.ops import array_ops, math_ops, nn_ops, nondiff
 
 __all__ = [
     "Dense",
     "Embedding",
     "Input",
     "InputLayer",
+    "Masking",
 ]
 
 
@@ -77,7 +78,9 @@ class _KernelLayer(Layer):
     def _init_kernel(
         self, activation, use_bias, kernel_initializer, bias_initializer,
         kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+        activity_regularizer=None,
     ):  # fmt: skip
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -87,8 +90,9 @@ class _KernelLayer(Layer):
         self.kernel_constraint = kernel_constraint
         self.bias_constraint = bias_constraint
 
-    def _build_kernel(self, kernel_shape) -> None:
-        """`kernel` of `kernel_shape`; `bias` of its last dimension (or None)."""
+    def _build_kernel(self, kernel_shape, bias_size=None) -> None:
+        """`kernel` of `kernel_shape`; `bias` of `bias_size` (by default the
+        kernel's last dimension), or None without `use_bias`."""
         self.kernel = self.add_weight(
             "kernel",
             tuple(kernel_shape),
@@ -100,7 +104,7 @@ class _KernelLayer(Layer):
         if self.use_bias:
             self.bias = self.add_weight(
                 "bias",
-                (kernel_shape[-1],),
+                (kernel_shape[-1] if bias_size is None else bias_size,),
                 initializer=self.bias_initializer,
                 regularizer=self.bias_regularizer,
                 constraint=self.bias_constraint,
@@ -112,7 +116,35 @@ class _KernelLayer(Layer):
             "use_bias": self.use_bias,
             "kernel_initializer": initializers.serialize(self.kernel_initializer),
             "bias_initializer": initializers.serialize(self.bias_initializer),
+            **_regularizer_config(self, "kernel", "bias", "activity"),
         }
+
+    def _with_activity(self, outputs):
+        """Keras's activity regularization: `activity_regularizer(outputs)`
+        divided by the batch size, added to the layer's losses."""
+        if self.activity_regularizer is not None:
+            add_activity_loss(self, self.activity_regularizer, outputs)
+        return outputs
+
+
+def add_activity_loss(layer: Layer, regularizer, outputs) -> None:
+    """Adds `regularizer(outputs) / batch_size` to `layer`'s losses (Keras 3's
+    base layer does this for every layer with an `activity_regularizer`)."""
+    loss = regularizer(outputs)
+    if outputs.ndim > 0 and outputs.shape[0]:
+        loss = math_ops.divide(loss, float(outputs.shape[0]))
+    layer.add_loss(loss)
+
+
+def _regularizer_config(layer, *prefixes) -> dict:
+    """`{prefix}_regularizer` entries of a config, serialized (None when unset)."""
+    out = {}
+    for prefix in prefixes:
+        reg = getattr(layer, f"{prefix}_regularizer", None)
+        out[f"{prefix}_regularizer"] = (
+            None if reg is None else regularizers.serialize(reg)
+        )
+    return out
 
 
 class Dense(_KernelLayer):
@@ -139,6 +171,7 @@ class Dense(_KernelLayer):
         self._init_kernel(
             activation, use_bias, kernel_initializer, bias_initializer,
             kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+            activity_regularizer,
         )  # fmt: skip
         self.input_spec = InputSpec(min_ndim=2)
 
@@ -154,6 +187,9 @@ class Dense(_KernelLayer):
         self.built = True
 
     def call(self, inputs):
+        return self._with_activity(self._dense(inputs))
+
+    def _dense(self, inputs):
         body = activations.fusable_body(self.activation)
         if body is not None or self.activation is activations.linear:
             if self.bias is not None:
@@ -189,8 +225,11 @@ class Embedding(Layer):
         embeddings_regularizer=None,
         **kwargs,
     ):
-        kwargs.pop("mask_zero", None)
+        mask_zero = bool(kwargs.pop("mask_zero", False))
         super().__init__(**kwargs)
+        # Keras's: index 0 is padding, masked for the layers downstream (an RNN).
+        self.mask_zero = mask_zero
+        self.supports_masking = mask_zero
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         init = "random_uniform" if embeddings_initializer == "uniform" else None
         self.embeddings_initializer = initializers.get(init or embeddings_initializer)
@@ -213,9 +252,40 @@ class Embedding(Layer):
         inputs = array_ops.where(inputs < 0, inputs + self.input_dim, inputs)
         return array_ops.gather(self.embeddings, inputs)
 
+    def compute_mask(self, inputs, previous_mask=None):
+        """`inputs != 0` with `mask_zero` (Keras's), else None."""
+        del previous_mask
+        if not self.mask_zero:
+            return None
+        return nondiff.not_equal(inputs, 0)
+
     def get_config(self):
         return {
             **super().get_config(),
             "input_dim": self.input_dim,
             "output_dim": self.output_dim,
+            "mask_zero": self.mask_zero,
         }
+
+
+class Masking(Layer):
+    """Keras's `Masking`: time steps whose features all equal `mask_value` are
+    zeroed and masked for the layers downstream (an RNN skips them)."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, previous_mask=None):
+        del previous_mask
+        return nondiff.reduce_any(nondiff.not_equal(inputs, self.mask_value), -1)
+
+    def call(self, inputs):
+        keep = nondiff.reduce_any(
+            nondiff.not_equal(inputs, self.mask_value), -1, keepdims=True
+        )
+        return inputs * math_ops.cast(keep, inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
