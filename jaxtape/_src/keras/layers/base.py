@@ -10,7 +10,10 @@ autocasts. Calling a layer on a symbolic `KerasTensor` (from `keras.Input`,
 `keras/keras_tensor.py`) records a node of a functional model instead of
 computing. The views of the object graph that `weights`, `layers` and the
 `.weights.h5` walk take (`state/graph.py`) are defined here; so is the saving
-protocol that `keras/saving.py` calls.
+protocol that `keras/saving.py` calls. Keras 3's masks (`Embedding(mask_zero=True)`,
+`Masking`) travel beside the Tensors (`get_keras_mask`): a layer whose `call`
+takes `mask` receives its input's, one that `supports_masking` passes
+`compute_mask`'s on.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import inspect
 import re
 import threading
 import warnings
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
@@ -77,6 +81,32 @@ def reset_uids() -> None:
     metrics)."""
     _uids.clear()
     metrics_module.reset_uids()
+
+
+# Keras's masks attached to tensors (`backend.set_keras_mask`): Tensors have
+# slots, so the mask of a live Tensor is kept here, by identity, and dropped
+# with the Tensor.
+_masks: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def get_keras_mask(x) -> Any:
+    """The mask a masking layer attached to `x` (Keras's `_keras_mask`), or None."""
+    hit = _masks.get(id(x))
+    if hit is None or hit[0]() is not x:
+        return None
+    return hit[1]
+
+
+def set_keras_mask(x, mask) -> None:
+    """Attaches `mask` to the Tensor `x` (for the layers that `x` is passed to)."""
+    key = id(x)
+
+    def drop(ref, key=key):
+        hit = _masks.get(key)
+        if hit is not None and hit[0] is ref:
+            del _masks[key]
+
+    _masks[key] = (weakref.ref(x, drop), mask)
 
 
 class _CallContext(threading.local):
@@ -165,6 +195,7 @@ class Layer(Module):
             self._batch_input_shape = None
         params = inspect.signature(self.call).parameters
         self._call_takes_training = "training" in params
+        self._call_takes_mask = "mask" in params
         self._last_output_shape = None
 
     # -- tracking ----------------------------------------------------------------
@@ -475,6 +506,12 @@ class Layer(Module):
                 f"<class 'NoneType'>) as input for layer '{self.name}'. Pass a "
                 "tensor or array: `layer(x)`."
             )
+        previous_mask = None
+        if self.supports_masking or self._call_takes_mask:
+            previous_mask = get_keras_mask(inputs) if _masks else None
+            if self._call_takes_mask and kwargs.get("mask") is None:
+                if previous_mask is not None:
+                    kwargs["mask"] = previous_mask
         inputs = self._autocast_inputs(inputs)
         if self.input_spec is not None and isinstance(inputs, Tensor):
             assert_input_compatibility(self, self.input_spec, tuple(inputs.shape))
@@ -498,7 +535,30 @@ class Layer(Module):
         finally:
             _call_ctx.training.pop()
         self._last_output_shape = map_structure(shape_of, outputs)
+        if self.supports_masking:
+            self._set_mask_metadata(inputs, outputs, previous_mask)
         return outputs
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The mask of the outputs (Keras's): the input's mask, unchanged."""
+        del inputs
+        return previous_mask
+
+    def _set_mask_metadata(self, inputs, outputs, previous_mask) -> None:
+        """Keras 3's mask propagation: a layer that `supports_masking` attaches
+        `compute_mask(inputs, previous_mask)` to its outputs (a layer that does
+        not lets the mask go, as Keras 3)."""
+        flat_outputs = flatten(outputs)
+        if all(get_keras_mask(x) is not None for x in flat_outputs):
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        flat_masks = masks if isinstance(masks, (list, tuple)) else [masks]
+        for tensor, mask in zip(flat_outputs, flat_masks):
+            if mask is not None and isinstance(tensor, Tensor):
+                if get_keras_mask(tensor) is None:
+                    set_keras_mask(tensor, mask)
 
     def _symbolic_call(self, inputs, *args, **kwargs):
         """Functional API: infer the output shape and record the call as a node."""

@@ -817,8 +817,9 @@ class RNN(Layer):
         """Keras's alias of `reset_state`: the states of a stateful layer to 0."""
         self.reset_state()
 
-    def compute_mask(self, inputs, mask=None):
+    def compute_mask(self, inputs, previous_mask=None):
         del inputs
+        mask = previous_mask
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         output_mask = mask if self.return_sequences else None
@@ -894,7 +895,7 @@ class RNN(Layer):
         if not self.return_state:
             return output
         states = jax.tree_util.tree_unflatten(state_def, final)
-        return [output, *states]
+        return (output, *states)
 
     def get_config(self):
         cfg = {
@@ -1125,15 +1126,16 @@ class Bidirectional(Layer):
         elif self.merge_mode == "mul":
             output = y * y_rev
         else:
-            output = [y, y_rev]
+            output = (y, y_rev)
         if self.return_state:
             if self.merge_mode is None:
-                return [*output, *states]
-            return [output, *states]
+                return (*output, *states)
+            return (output, *states)
         return output
 
-    def compute_mask(self, inputs, mask=None):
+    def compute_mask(self, inputs, previous_mask=None):
         del inputs
+        mask = previous_mask
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if self.return_sequences:
