@@ -70,19 +70,26 @@ def check_layer_parity(
     gradients=True,
     rtol=1e-4,
     atol=1e-5,
+    call_kwargs=None,
+    modes=(False, True),
 ):
     """`tf.keras.layers.<name>(**kwargs)` and ours, on the same input and the
     same weights: outputs (training and inference) and gradients agree.
 
     `fix_weights(name, weights)` may adjust the random weights (a variance
-    must be positive). Integer `dtype` inputs take no input gradient.
+    must be positive). Integer `dtype` inputs take no input gradient. A list
+    of shapes gives a list of inputs (merging layers); `call_kwargs` go to
+    both calls (a `mask`); `modes` are the `training` values compared (a
+    random layer: `(False,)`).
     """
     rng = np.random.default_rng(4)
-    x = _input(shape, rng, dtype)
+    multi = isinstance(shape, list)
+    x = [_input(s, rng, dtype) for s in shape] if multi else _input(shape, rng, dtype)
+    call_kwargs = call_kwargs or {}
     theirs = getattr(tf.keras.layers, name)(**kwargs)
     ours = getattr(jt.keras.layers, name)(**kwargs)
-    theirs(x)
-    ours(x)
+    theirs(x, **call_kwargs)
+    ours(x, **call_kwargs)
     weights = [
         rng.normal(size=w.shape).astype(np.float32) for w in theirs.get_weights()
     ]
@@ -92,27 +99,28 @@ def check_layer_parity(
     ours.set_weights(weights)
     assert [tuple(v.shape) for v in ours.weights] == [w.shape for w in weights]
     assert [v.name for v in ours.weights] == [v.name for v in theirs.weights]
-    for training in (False, True):
+    for training in modes:
         np.testing.assert_allclose(
-            ours(x, training=training).numpy(),
-            theirs(x, training=training).numpy(),
+            ours(x, training=training, **call_kwargs).numpy(),
+            theirs(x, training=training, **call_kwargs).numpy(),
             rtol=rtol,
             atol=atol,
         )
     if not gradients:
         return
     float_input = np.issubdtype(np.dtype(dtype), np.floating)
-    xt, xj = tf.constant(x), jt.constant(x)
+    xs = x if multi else [x]
+    xt, xj = [tf.constant(a) for a in xs], [jt.constant(a) for a in xs]
     with tf.GradientTape() as tape:
         if float_input:
             tape.watch(xt)
-        yt = tf.reduce_sum(tf.sin(theirs(xt)))
-    gt = tape.gradient(yt, ([xt] if float_input else []) + theirs.trainable_weights)
+        yt = tf.reduce_sum(tf.sin(theirs(xt if multi else xt[0], **call_kwargs)))
+    gt = tape.gradient(yt, (xt if float_input else []) + theirs.trainable_weights)
     with jt.GradientTape() as tape:
         if float_input:
             tape.watch(xj)
-        yj = jt.reduce_sum(jt.sin(ours(xj)))
-    gj = tape.gradient(yj, ([xj] if float_input else []) + ours.trainable_weights)
+        yj = jt.reduce_sum(jt.sin(ours(xj if multi else xj[0], **call_kwargs)))
+    gj = tape.gradient(yj, (xj if float_input else []) + ours.trainable_weights)
     for a, b in zip(gj, gt):
         b = None if b is None else np.asarray(tf.convert_to_tensor(b))
         assert (a is None) == (b is None)

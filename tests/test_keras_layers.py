@@ -4,6 +4,7 @@ step, config and weights-file round trips) and/or of the parity table
 (`check_layer_parity`: tf.keras with the same weights gives the same outputs
 in training and inference and the same input and weight gradients)."""
 
+import numpy as np
 import pytest
 from layer_checks import check_layer, check_layer_parity
 
@@ -13,6 +14,8 @@ L = jt.keras.layers
 
 # (make, input shape, number of weights)
 HARNESS = [
+    (lambda: L.MaxPooling3D(), (2, 4, 4, 4, 2), 0),
+    (lambda: L.GlobalAveragePooling3D(keepdims=True), (2, 2, 3, 2, 2), 0),
     (lambda: L.Conv3D(2, 2, padding="same"), (2, 3, 4, 4, 2), 2),
     (lambda: L.Conv2D(4, 3, groups=2, dilation_rate=2), (2, 7, 7, 4), 2),
     (lambda: L.Conv2DTranspose(3, 3, strides=2), (2, 4, 4, 2), 2),
@@ -29,6 +32,32 @@ def P(name, shape, options=None, **kwargs):  # noqa: N802
 
 
 PARITY = [
+    # pooling
+    P("MaxPooling3D", (2, 4, 4, 4, 2), pool_size=2),
+    P("AveragePooling3D", (2, 5, 4, 3, 2), pool_size=(2, 2, 1), padding="same"),
+    P(
+        "MaxPool3D",
+        (1, 2, 4, 4, 3),
+        pool_size=2,
+        strides=1,
+        data_format="channels_first",
+    ),
+    P("GlobalAveragePooling3D", (2, 2, 3, 2, 2), keepdims=True),
+    P("GlobalMaxPool3D", (2, 2, 3, 2, 2)),
+    P("GlobalAveragePooling1D", (2, 3, 5), data_format="channels_first"),
+    # merging
+    P("Subtract", [(2, 3), (2, 3)]),
+    P("Average", [(2, 3, 2), (2, 3, 2), (2, 1, 2)]),
+    P("Maximum", [(2, 4), (2, 4)]),
+    P("Minimum", [(2, 2, 3), (2, 3)]),
+    P("Add", [(2, 4), (2, 4), (2, 4)]),
+    P("Multiply", [(2, 4), (2, 1)]),
+    P("Concatenate", [(2, 3, 2), (2, 3, 4)]),
+    P("Concatenate", [(2, 2, 3), (2, 1, 3)], axis=1),
+    P("Dot", [(2, 4), (2, 4)], axes=1),
+    P("Dot", [(2, 3, 4), (2, 5, 3)], axes=(1, 2), normalize=True),
+    P("Dot", [(2, 3, 4), (2, 3, 4)], axes=-1),
+    # convolution
     P("Conv3D", (2, 3, 4, 5, 2), filters=2, kernel_size=2, strides=(1, 2, 1)),
     P("Conv2D", (2, 5, 5, 4), filters=4, kernel_size=3, groups=2, padding="same"),
     P("Conv2D", (2, 6, 6, 3), filters=2, kernel_size=2, dilation_rate=2),
@@ -114,3 +143,31 @@ def _id(row):
 def test_layer_matches_tf_keras(tf, row):
     name, kwargs, shape, options = row
     check_layer_parity(tf, name, kwargs, shape, **options)
+
+
+@pytest.mark.parametrize(
+    "fn,cls,kwargs",
+    [
+        ("add", "Add", {}),
+        ("subtract", "Subtract", {}),
+        ("multiply", "Multiply", {}),
+        ("average", "Average", {}),
+        ("maximum", "Maximum", {}),
+        ("minimum", "Minimum", {}),
+        ("concatenate", "Concatenate", dict(axis=0)),
+        ("dot", "Dot", dict(axes=1)),
+    ],
+)
+def test_functional_merge_forms_match_tf_keras(tf, fn, cls, kwargs):
+    """`keras.layers.add([a, b])` is `Add()([a, b])`, eagerly and on Inputs."""
+    rng = np.random.default_rng(1)
+    a, b = (rng.normal(size=(3, 4)).astype(np.float32) for _ in range(2))
+    ours = getattr(L, fn)([a, b], **kwargs).numpy()
+    np.testing.assert_allclose(
+        ours, getattr(tf.keras.layers, fn)([a, b], **kwargs), rtol=1e-6
+    )
+    np.testing.assert_allclose(ours, getattr(L, cls)(**kwargs)([a, b]).numpy())
+    x1, x2 = jt.keras.Input((4,)), jt.keras.Input((4,))
+    model = jt.keras.Model([x1, x2], getattr(L, fn)([x1, x2], **kwargs))
+    if fn != "concatenate":
+        np.testing.assert_allclose(model([a, b]).numpy(), ours, rtol=1e-6)

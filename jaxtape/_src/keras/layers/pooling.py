@@ -1,4 +1,5 @@
-"""Keras's pooling layers: max and average pooling, global pooling. Layer L5.
+"""Keras's pooling layers: max and average pooling (1-D to 3-D), global pooling
+(`keepdims`), `channels_first`, and Keras's aliases (`MaxPool3D`, ...). Layer L5.
 
 The windows are `nn_ops.max_pool`/`avg_pool` (TF's kernels' semantics:
 the max's gradient goes to each window's first maximum).
@@ -16,18 +17,26 @@ __all__ = [
     "AveragePooling2D",
     "AvgPool1D",
     "AvgPool2D",
+    "AvgPool3D",
+    "AveragePooling3D",
     "GlobalAveragePooling1D",
     "GlobalAveragePooling2D",
     "GlobalAvgPool1D",
     "GlobalAvgPool2D",
+    "GlobalAvgPool3D",
+    "GlobalAveragePooling3D",
     "GlobalMaxPool1D",
     "GlobalMaxPool2D",
+    "GlobalMaxPool3D",
+    "GlobalMaxPooling3D",
     "GlobalMaxPooling1D",
     "GlobalMaxPooling2D",
     "MaxPool1D",
     "MaxPool2D",
+    "MaxPool3D",
     "MaxPooling1D",
     "MaxPooling2D",
+    "MaxPooling3D",
 ]
 
 
@@ -107,6 +116,18 @@ class AveragePooling1D(_AveragePooling):
     _RANK = 1
 
 
+class MaxPooling3D(_Pool):
+    """3-D max pooling over NDHWC inputs (or NCDHW with `channels_first`)."""
+
+    _RANK = 3
+
+
+class AveragePooling3D(_AveragePooling):
+    """3-D average pooling; with 'same' padding, the padding is not averaged."""
+
+    _RANK = 3
+
+
 class _GlobalPool(Layer):
     _RANK = 2
     _MAX = False
@@ -154,11 +175,28 @@ class GlobalMaxPooling1D(_GlobalPool):
     _MAX = True
 
 
+class GlobalAveragePooling3D(_GlobalPool):
+    """Mean over the three spatial axes."""
+
+    _RANK = 3
+
+
+class GlobalMaxPooling3D(_GlobalPool):
+    """Max over the three spatial axes."""
+
+    _RANK = 3
+    _MAX = True
+
+
 # Keras's aliases.
 MaxPool1D = MaxPooling1D
 MaxPool2D = MaxPooling2D
 AvgPool1D = AveragePooling1D
 AvgPool2D = AveragePooling2D
+MaxPool3D = MaxPooling3D
+AvgPool3D = AveragePooling3D
+GlobalMaxPool3D = GlobalMaxPooling3D
+GlobalAvgPool3D = GlobalAveragePooling3D
 GlobalMaxPool1D = GlobalMaxPooling1D
 GlobalMaxPool2D = GlobalMaxPooling2D
 GlobalAvgPool1D = GlobalAveragePooling1D
