@@ -12,8 +12,22 @@ import jaxtape as jt
 
 L = jt.keras.layers
 
+
+def _double(x):
+    return x * 2.0 + 1.0
+
+
+_MASK = np.array([[1, 1, 0, 1], [0, 1, 1, 0]], bool)
+
 # (make, input shape, number of weights)
 HARNESS = [
+    (lambda: L.PReLU(), (2, 3, 4), 1),
+    (lambda: L.LeakyReLU(0.1), (2, 5), 0),
+    (lambda: L.Lambda(_double), (2, 3), 0),
+    (lambda: L.TimeDistributed(L.Dense(3)), (2, 4, 5), 2),
+    (lambda: L.UpSampling2D(interpolation="bilinear"), (2, 3, 3, 2), 0),
+    (lambda: L.Cropping2D(1), (2, 4, 4, 2), 0),
+    (lambda: L.ZeroPadding3D(1), (1, 2, 2, 2, 1), 0),
     (lambda: L.MaxPooling3D(), (2, 4, 4, 4, 2), 0),
     (lambda: L.GlobalAveragePooling3D(keepdims=True), (2, 2, 3, 2, 2), 0),
     (lambda: L.Conv3D(2, 2, padding="same"), (2, 3, 4, 4, 2), 2),
@@ -32,6 +46,36 @@ def P(name, shape, options=None, **kwargs):  # noqa: N802
 
 
 PARITY = [
+    # core and activations
+    P("Identity", (2, 3)),
+    P("Lambda", (2, 3), function=_double),
+    P("Masking", (2, 3, 2), mask_value=0.0),
+    P("LeakyReLU", (2, 5)),
+    P("LeakyReLU", (2, 5), negative_slope=0.1),
+    P("PReLU", (2, 3, 4)),
+    P("PReLU", (2, 3, 4), shared_axes=[1]),
+    P("ELU", (2, 5), alpha=0.5),
+    P("ReLU", (3, 6), negative_slope=0.2, threshold=0.3, max_value=1.5),
+    P("Softmax", (2, 3, 4), axis=1),
+    P("Softmax", (2, 3, 4), axis=(1, 2)),
+    P("Softmax", (2, 4), dict(call_kwargs=dict(mask=_MASK))),
+    # reshaping
+    P("RepeatVector", (2, 3), n=3),
+    P("Permute", (2, 3, 4, 5), dims=(3, 1, 2)),
+    P("UpSampling1D", (2, 3, 2), size=3),
+    P("UpSampling2D", (2, 3, 2, 2), size=(2, 3)),
+    P("UpSampling2D", (2, 3, 4, 2), interpolation="bilinear"),
+    P("UpSampling2D", (2, 2, 3, 2), data_format="channels_first"),
+    P("UpSampling3D", (1, 2, 2, 3, 2), size=(1, 2, 2)),
+    P("ZeroPadding1D", (2, 3, 2), padding=(1, 2)),
+    P("ZeroPadding2D", (2, 3, 3, 2), padding=((1, 0), (2, 1))),
+    P("ZeroPadding2D", (2, 2, 3, 3), padding=1, data_format="channels_first"),
+    P("ZeroPadding3D", (1, 2, 2, 2, 1), padding=(1, 0, 2)),
+    P("Cropping1D", (2, 5, 2), cropping=(1, 2)),
+    P("Cropping2D", (2, 5, 6, 2), cropping=((1, 2), (0, 3))),
+    P("Cropping2D", (2, 2, 5, 4), cropping=1, data_format="channels_first"),
+    P("Cropping3D", (1, 4, 4, 5, 1), cropping=((1, 1), (0, 2), (2, 1))),
+    P("Flatten", (2, 3, 4, 2), data_format="channels_first"),
     # pooling
     P("MaxPooling3D", (2, 4, 4, 4, 2), pool_size=2),
     P("AveragePooling3D", (2, 5, 4, 3, 2), pool_size=(2, 2, 1), padding="same"),
@@ -171,3 +215,47 @@ def test_functional_merge_forms_match_tf_keras(tf, fn, cls, kwargs):
     model = jt.keras.Model([x1, x2], getattr(L, fn)([x1, x2], **kwargs))
     if fn != "concatenate":
         np.testing.assert_allclose(model([a, b]).numpy(), ours, rtol=1e-6)
+
+
+def test_time_distributed_matches_tf_keras(tf):
+    """TimeDistributed(Conv2D) on (batch, steps, h, w, c): tf.keras's outputs,
+    input and weight gradients with the same weights."""
+    x = np.random.default_rng(2).normal(size=(2, 3, 5, 5, 2)).astype(np.float32)
+    theirs = tf.keras.layers.TimeDistributed(tf.keras.layers.Conv2D(3, 2))
+    ours = L.TimeDistributed(L.Conv2D(3, 2))
+    theirs(x), ours(x)
+    ours.set_weights(theirs.get_weights())
+    assert [v.name for v in ours.weights] == [v.name for v in theirs.weights]
+    xt, xj = tf.constant(x), jt.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        yt = theirs(xt)
+        st = tf.reduce_sum(tf.sin(yt))
+    with jt.GradientTape() as tape2:
+        tape2.watch(xj)
+        yj = ours(xj)
+        sj = jt.reduce_sum(jt.sin(yj))
+    np.testing.assert_allclose(yj.numpy(), yt.numpy(), rtol=1e-5, atol=1e-5)
+    gt = tape.gradient(st, [xt, *theirs.trainable_weights])
+    gj = tape2.gradient(sj, [xj, *ours.trainable_weights])
+    for a, b in zip(gj, gt, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_masking_compute_mask_matches_tf_keras(tf):
+    """Masking's compute_mask is Keras's: false where every feature is the
+    mask value."""
+    x = np.ones((2, 3, 2), np.float32)
+    x[0, 1] = 0.0
+    x[1, 2] = 0.0
+    ours, theirs = L.Masking(), tf.keras.layers.Masking()
+    np.testing.assert_array_equal(
+        ours.compute_mask(jt.constant(x)).numpy(),
+        theirs.compute_mask(tf.constant(x)).numpy(),
+    )
+
+
+def test_lambda_output_shape_and_arguments():
+    layer = L.Lambda(lambda x, k: x * k, output_shape=(3,), arguments={"k": 3.0})
+    np.testing.assert_allclose(layer(np.ones((2, 3), np.float32)).numpy(), 3.0)
+    assert tuple(layer.compute_output_shape((None, 3))) == (None, 3)

@@ -1,4 +1,5 @@
-"""Keras's core layers: Input, Dense, Embedding. Layer L5.
+"""Keras's core layers: Input, Dense, Embedding, Identity, Lambda, Masking,
+TimeDistributed. Layer L5.
 
 Dense runs `activation(x @ kernel + bias)` as ONE recorded op when the
 activation is a built-in (`nn_ops.fused_dense`): fewer nodes on the tape, one
@@ -7,13 +8,17 @@ fused XLA computation. `_KernelLayer` is what Dense and the convolutions share.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import dtypes
+from jaxtape._src.core.dispatch import op
+from jaxtape._src.core.tensor import TensorShape
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers
+from jaxtape._src.keras import activations, regularizers, serialization
 from jaxtape._src.keras.keras_tensor import KerasTensor
 from jaxtape._src.keras.layers.base import Layer, unique_name
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -22,9 +27,12 @@ from jaxtape._src.ops import array_ops, math_ops, nn_ops, nondiff
 __all__ = [
     "Dense",
     "Embedding",
+    "Identity",
     "Input",
     "InputLayer",
+    "Lambda",
     "Masking",
+    "TimeDistributed",
 ]
 
 
@@ -268,6 +276,13 @@ class Embedding(Layer):
         }
 
 
+@op("Masking", inputs=("x",), jit=True)
+def _masking(x, mask_value):
+    """Keras's Masking: a step whose features all equal `mask_value` becomes 0."""
+    keep = jnp.any(x != mask_value, axis=-1, keepdims=True)
+    return jnp.where(keep, x, jnp.zeros((), x.dtype))
+
+
 class Masking(Layer):
     """Keras's `Masking`: time steps whose features all equal `mask_value` are
     zeroed and masked for the layers downstream (an RNN skips them)."""
@@ -282,10 +297,146 @@ class Masking(Layer):
         return nondiff.reduce_any(nondiff.not_equal(inputs, self.mask_value), -1)
 
     def call(self, inputs):
-        keep = nondiff.reduce_any(
-            nondiff.not_equal(inputs, self.mask_value), -1, keepdims=True
-        )
-        return inputs * math_ops.cast(keep, inputs.dtype)
+        return _masking(inputs, self.mask_value)
 
     def get_config(self):
         return {**super().get_config(), "mask_value": self.mask_value}
+
+
+class Identity(Layer):
+    """Returns its inputs unchanged (Keras's placeholder layer)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return inputs
+
+
+class Lambda(Layer):
+    """Wraps a function of the inputs as a layer (Keras's `Lambda`).
+
+    `function(inputs, **arguments)` gets `mask` and `training` too when it
+    takes them. `output_shape` (without the batch axis, or a function of the
+    input shape) is what `compute_output_shape` returns; `mask` (a value or
+    `mask(inputs, previous_mask)`) is what `compute_mask` returns.
+
+    Differences from Keras: the config holds the Python function itself (a
+    round trip through `from_config` works; a `.keras` file cannot hold it).
+    """
+
+    def __init__(
+        self, function, output_shape=None, mask=None, arguments=None, **kwargs
+    ):
+        super().__init__(**kwargs)
+        if not callable(function):
+            raise TypeError(
+                f"Lambda: `function` must be callable. Received: function={function!r}"
+            )
+        self.function = function
+        self.arguments = dict(arguments or {})
+        self.mask = mask
+        self.supports_masking = mask is not None
+        self._output_shape = output_shape
+        params = inspect.signature(function).parameters
+        self._fn_takes_mask = "mask" in params
+        self._fn_takes_training = "training" in params
+
+    def call(self, inputs, mask=None, training=None):
+        kwargs = dict(self.arguments)
+        if self._fn_takes_mask:
+            kwargs["mask"] = mask
+        if self._fn_takes_training:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        if callable(self.mask):
+            return self.mask(inputs, previous_mask)
+        return self.mask
+
+    def compute_output_shape(self, input_shape) -> Any:
+        if self._output_shape is None:
+            return super().compute_output_shape(input_shape)
+        if callable(self._output_shape):
+            return self._output_shape(input_shape)
+        return (tuple(input_shape)[0], *tuple(self._output_shape))
+
+    def get_config(self):
+        cfg = {**super().get_config(), "function": self.function}
+        if self._output_shape is not None:
+            cfg["output_shape"] = self._output_shape
+        if self.mask is not None:
+            cfg["mask"] = self.mask
+        cfg["arguments"] = dict(self.arguments)
+        return cfg
+
+
+class TimeDistributed(Layer):
+    """Applies `layer` to every step of a `(batch, steps, ...)` input.
+
+    Differences from Keras 3: the steps are folded into the batch and `layer`
+    is called once (Keras 2's way; Keras 3 calls it once per step), so a
+    BatchNormalization inside normalizes over all steps of the batch in
+    training. Every layer computed per sample gives Keras's result.
+    """
+
+    def __init__(self, layer, **kwargs):
+        if not isinstance(layer, Layer):
+            raise ValueError(
+                "Please initialize `TimeDistributed` layer with a "
+                f"`keras.layers.Layer` instance. Received: {layer}"
+            )
+        super().__init__(**kwargs)
+        self.layer = layer
+        self.supports_masking = True
+
+    def _child_shape(self, input_shape):
+        if not isinstance(input_shape, (tuple, list)) or len(input_shape) < 3:
+            raise ValueError(
+                "`TimeDistributed` Layer should be passed an `input_shape` with at "
+                f"least 3 dimensions, received: {input_shape}"
+            )
+        return (input_shape[0], *input_shape[2:])
+
+    def build(self, input_shape):
+        child = self._child_shape(tuple(input_shape))
+        if not self.layer.built:  # (its weights are named in its own scope)
+            self.layer.build(TensorShape(child))
+            self.layer.built = True
+        self.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        shape = tuple(inputs.shape)
+        self._child_shape(shape)
+        batch, steps = shape[0], shape[1]
+        if mask is not None and tuple(mask.shape)[:2] != (batch, steps):
+            raise ValueError(
+                "`TimeDistributed` Layer should be passed a `mask` of shape "
+                f"({batch}, {steps}, ...), received: mask.shape={tuple(mask.shape)}"
+            )
+        folded = array_ops.reshape(inputs, (batch * steps, *shape[2:]))
+        kwargs = {}
+        if self.layer._call_takes_training:
+            kwargs["training"] = training
+        if mask is not None and "mask" in inspect.signature(self.layer.call).parameters:
+            kwargs["mask"] = array_ops.reshape(
+                mask, (batch * steps, *tuple(mask.shape)[2:])
+            )
+        out = self.layer(folded, **kwargs)
+        return array_ops.reshape(out, (batch, steps, *tuple(out.shape)[1:]))
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "layer": serialization.serialize_layer(self.layer),
+        }
+
+    @classmethod
+    def from_config(cls, config: dict) -> Any:
+        cfg = dict(config)
+        layer = cfg.pop("layer")
+        if isinstance(layer, dict):
+            layer = serialization.deserialize_layer(layer)
+        return cls(layer, **cfg)
