@@ -126,3 +126,65 @@ def check_layer_parity(
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a.numpy(), b, rtol=rtol * 10, atol=atol * 10)
+
+
+def check_multi_input_parity(
+    tf,
+    name,
+    kwargs,
+    shapes,
+    *,
+    as_list=False,
+    call_kwargs=None,
+    training=(False, True),
+    rtol=1e-4,
+    atol=1e-5,
+):
+    """`check_layer_parity` for layers called on several inputs: attention
+    layers take `(query, value[, key])` (or one list of them, `as_list`), and
+    `call_kwargs` (masks, `use_causal_mask`, `return_attention_scores`).
+    Compares outputs (each of a tuple) and the gradients of
+    `sum(sin(output))` (summed over a tuple) with respect to every input and
+    trainable weight."""
+    rng = np.random.default_rng(4)
+    xs = [_input(s, rng) for s in shapes]
+    call_kwargs = dict(call_kwargs or {})
+    theirs = getattr(tf.keras.layers, name)(**kwargs)
+    ours = getattr(jt.keras.layers, name)(**kwargs)
+
+    def run(layer, inputs, **kw):
+        out = layer(list(inputs), **kw) if as_list else layer(*inputs, **kw)
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    run(theirs, xs, **call_kwargs)
+    run(ours, xs, **call_kwargs)
+    weights = [
+        rng.normal(size=w.shape).astype(np.float32) for w in theirs.get_weights()
+    ]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+    assert [v.name for v in ours.weights] == [v.name for v in theirs.weights]
+    assert [v.path for v in ours.weights] == [v.path for v in theirs.weights]
+    for mode in training:
+        for a, b in zip(
+            run(ours, xs, training=mode, **call_kwargs),
+            run(theirs, xs, training=mode, **call_kwargs),
+            strict=True,
+        ):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)
+    xt, xj = [tf.constant(x) for x in xs], [jt.constant(x) for x in xs]
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        yt = sum(tf.reduce_sum(tf.sin(o)) for o in run(theirs, xt, **call_kwargs))
+    gt = tape.gradient(yt, xt + theirs.trainable_weights)
+    with jt.GradientTape() as tape:
+        for x in xj:
+            tape.watch(x)
+        yj = sum(jt.reduce_sum(jt.sin(o)) for o in run(ours, xj, **call_kwargs))
+    gj = tape.gradient(yj, xj + ours.trainable_weights)
+    assert len(gj) == len(gt)
+    for a, b in zip(gj, gt):
+        b = None if b is None else np.asarray(tf.convert_to_tensor(b))
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a.numpy(), b, rtol=rtol * 10, atol=atol * 10)
