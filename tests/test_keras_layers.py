@@ -21,6 +21,14 @@ _MASK = np.array([[1, 1, 0, 1], [0, 1, 1, 0]], bool)
 
 # (make, input shape, number of weights)
 HARNESS = [
+    (lambda: L.GroupNormalization(2), (2, 3, 4), 2),
+    (lambda: L.RMSNormalization(), (2, 3, 4), 1),
+    (lambda: L.UnitNormalization(), (2, 4), 0),
+    (lambda: L.SpatialDropout2D(0.3), (2, 3, 3, 4), 0),
+    (lambda: L.AlphaDropout(0.2), (2, 4), 0),
+    (lambda: L.GaussianNoise(0.1), (2, 4), 0),
+    (lambda: L.ActivityRegularization(l2=0.1), (2, 4), 0),
+    (lambda: L.SpectralNormalization(L.Dense(3)), (2, 4), 3),
     (lambda: L.PReLU(), (2, 3, 4), 1),
     (lambda: L.LeakyReLU(0.1), (2, 5), 0),
     (lambda: L.Lambda(_double), (2, 3), 0),
@@ -59,6 +67,22 @@ PARITY = [
     P("Softmax", (2, 3, 4), axis=1),
     P("Softmax", (2, 3, 4), axis=(1, 2)),
     P("Softmax", (2, 4), dict(call_kwargs=dict(mask=_MASK))),
+    # normalization
+    P("GroupNormalization", (2, 3, 6), groups=3),
+    P("GroupNormalization", (2, 4, 3, 3), groups=2, axis=1, center=False),
+    P("GroupNormalization", (2, 5, 4), groups=-1, scale=False),
+    P("UnitNormalization", (2, 5)),
+    P("UnitNormalization", (2, 3, 4), axis=[1, 2]),
+    P("RMSNormalization", (2, 3, 6)),
+    P("RMSNormalization", (2, 3, 4), axis=[1, 2], epsilon=1e-3),
+    # regularization: random only in training; inference is the identity
+    P("GaussianNoise", (2, 5), dict(modes=(False,)), stddev=0.5),
+    P("GaussianDropout", (2, 5), dict(modes=(False,)), rate=0.3),
+    P("AlphaDropout", (2, 5), dict(modes=(False,)), rate=0.3),
+    P("SpatialDropout1D", (2, 3, 4), dict(modes=(False,)), rate=0.5),
+    P("SpatialDropout2D", (2, 3, 3, 2), dict(modes=(False,)), rate=0.5),
+    P("SpatialDropout3D", (1, 2, 2, 2, 2), dict(modes=(False,)), rate=0.5),
+    P("ActivityRegularization", (2, 5), l1=0.1, l2=0.2),
     # reshaping
     P("RepeatVector", (2, 3), n=3),
     P("Permute", (2, 3, 4, 5), dims=(3, 1, 2)),
@@ -259,3 +283,109 @@ def test_lambda_output_shape_and_arguments():
     layer = L.Lambda(lambda x, k: x * k, output_shape=(3,), arguments={"k": 3.0})
     np.testing.assert_allclose(layer(np.ones((2, 3), np.float32)).numpy(), 3.0)
     assert tuple(layer.compute_output_shape((None, 3))) == (None, 3)
+
+
+def _moments_in_training(layer, shape=(400, 50)):
+    x = np.ones(shape, np.float32)
+    y = layer(x, training=True).numpy()
+    assert not np.array_equal(layer(x, training=True).numpy(), y)  # fresh noise
+    return y
+
+
+@pytest.mark.parametrize(
+    "make,mean,std",
+    [
+        (lambda: L.GaussianNoise(0.5), 1.0, 0.5),
+        (lambda: L.GaussianDropout(0.3), 1.0, (0.3 / 0.7) ** 0.5),
+        # AlphaDropout keeps zero mean and unit variance of SELU activations;
+        # on ones: kept a*1+b, dropped a*alpha_p+b, with probability 1 - rate.
+        (lambda: L.AlphaDropout(0.2), None, None),
+    ],
+)
+def test_random_layers_statistics_in_training(make, mean, std):
+    y = _moments_in_training(make())
+    if mean is None:  # AlphaDropout: two values, in Keras's proportions
+        alpha_p = -1.6732632423543772 * 1.0507009873554805
+        a = ((1 - 0.2) * (1 + 0.2 * alpha_p**2)) ** -0.5
+        b = -a * alpha_p * 0.2
+        values = np.unique(np.round(y, 5))
+        np.testing.assert_allclose(
+            sorted(values), sorted([a + b, a * alpha_p + b]), rtol=1e-5
+        )
+        assert abs(np.mean(np.isclose(y, a + b)) - 0.8) < 0.02
+        return
+    assert abs(y.mean() - mean) < 0.02 and abs(y.std() - std) < 0.02
+
+
+@pytest.mark.parametrize(
+    "layer,shape,spatial",
+    [
+        (lambda: L.SpatialDropout1D(0.5), (64, 5, 8), (1,)),
+        (lambda: L.SpatialDropout2D(0.5), (64, 3, 4, 8), (1, 2)),
+        (
+            lambda: L.SpatialDropout2D(0.5, data_format="channels_first"),
+            (64, 8, 3, 4),
+            (2, 3),
+        ),
+        (lambda: L.SpatialDropout3D(0.5), (16, 2, 3, 2, 8), (1, 2, 3)),
+    ],
+)
+def test_spatial_dropout_drops_whole_feature_maps(layer, shape, spatial):
+    y = layer()(np.ones(shape, np.float32), training=True).numpy()
+    # Each feature map is all 0 or all 1 / (1 - rate); about half are dropped.
+    assert set(np.unique(y)) == {0.0, 2.0}
+    assert (y.min(axis=spatial) == y.max(axis=spatial)).all()
+    assert 0.4 < (y == 0).mean() < 0.6
+
+
+def test_activity_regularization_losses_match_tf_keras(tf):
+    """l1 * sum|x| + l2 * sum x**2, divided by the batch size (Keras 3)."""
+    x = np.random.default_rng(3).normal(size=(4, 5)).astype(np.float32)
+    for kwargs in (dict(l1=0.1, l2=0.2), dict(l2=0.5)):
+        ours = L.ActivityRegularization(**kwargs)
+        theirs = tf.keras.layers.ActivityRegularization(**kwargs)
+        ours(x), theirs(x)
+        np.testing.assert_allclose(
+            [float(v) for v in ours.losses],
+            [float(v) for v in theirs.losses],
+            rtol=1e-6,
+        )
+    dense = L.Dense(3, activity_regularizer="l2")
+    their_dense = tf.keras.layers.Dense(3, activity_regularizer="l2")
+    their_dense(x)
+    dense(x)
+    dense.set_weights(their_dense.get_weights())
+    dense(x), their_dense(x)
+    np.testing.assert_allclose(
+        float(dense.losses[0]), float(their_dense.losses[0]), rtol=1e-5
+    )
+
+
+def test_spectral_normalization_matches_tf_keras(tf):
+    """SpectralNormalization(Dense): the same vector_u and kernel after a
+    training call, the same outputs and gradients."""
+    x = np.random.default_rng(5).normal(size=(3, 4)).astype(np.float32)
+    theirs = tf.keras.layers.SpectralNormalization(
+        tf.keras.layers.Dense(3), power_iterations=2
+    )
+    ours = L.SpectralNormalization(L.Dense(3), power_iterations=2)
+    theirs(x), ours(x)
+    assert [v.name for v in ours.weights] == [v.name for v in theirs.weights]
+    ours.set_weights(theirs.get_weights())
+    for training in (False, True, True):
+        np.testing.assert_allclose(
+            ours(x, training=training).numpy(),
+            theirs(x, training=training).numpy(),
+            rtol=1e-5,
+            atol=1e-6,
+        )
+    for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with tf.GradientTape() as tape:
+        st = tf.reduce_sum(tf.sin(theirs(x, training=True)))
+    gt = tape.gradient(st, theirs.trainable_weights)
+    with jt.GradientTape() as tape2:
+        sj = jt.reduce_sum(jt.sin(ours(x, training=True)))
+    gj = tape2.gradient(sj, ours.trainable_weights)
+    for a, b in zip(gj, gt, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
