@@ -1,0 +1,307 @@
+"""Keras's preprocessing layers against tf.keras: deterministic layers give
+tf.keras's outputs; random ones are tf.keras's transforms when their range
+is one value, reproducible from a seed, fresh on every compiled call and
+the identity at inference; they work inside `jaxtape.function` and
+`Dataset.map`."""
+
+import numpy as np
+import pytest
+
+import jaxtape as jt
+
+L = jt.keras.layers
+RNG = np.random.default_rng(0)
+IMAGES = RNG.uniform(0, 255, (2, 6, 7, 3)).astype(np.float32)
+FEATURES = RNG.normal(3.0, 2.0, (20, 4)).astype(np.float32)
+
+
+def _same(tf, name, kwargs, x, training=None, rtol=1e-5, atol=1e-4, **call):
+    theirs = getattr(tf.keras.layers, name)(**kwargs)
+    ours = getattr(L, name)(**kwargs)
+    if training is not None:
+        call["training"] = training
+    a, b = ours(x, **call), theirs(x, **call)
+    assert a.dtype.name == b.dtype.name
+    np.testing.assert_allclose(a.numpy(), np.asarray(b), rtol=rtol, atol=atol)
+    return ours
+
+
+DETERMINISTIC = [
+    ("Rescaling", {"scale": 1 / 255.0, "offset": -0.5}, IMAGES),
+    ("Rescaling", {"scale": [1.0, 2.0, 3.0]}, IMAGES),
+    (
+        "Normalization",
+        {"mean": [1.0, 2.0, 3.0, 4.0], "variance": [1, 4, 9, 0]},
+        FEATURES,
+    ),
+    ("Normalization", {"axis": None, "mean": 2.0, "variance": 4.0}, FEATURES),
+    (
+        "Normalization",
+        {"mean": [1.0, 2.0, 3.0, 4.0], "variance": [1, 4, 9, 16], "invert": True},
+        FEATURES,
+    ),
+    ("Resizing", {"height": 4, "width": 5}, IMAGES),
+    ("Resizing", {"height": 9, "width": 11}, IMAGES),
+    ("Resizing", {"height": 3, "width": 9, "interpolation": "nearest"}, IMAGES),
+    ("Resizing", {"height": 9, "width": 4, "interpolation": "bicubic"}, IMAGES),
+    ("Resizing", {"height": 4, "width": 4, "crop_to_aspect_ratio": True}, IMAGES),
+    ("Resizing", {"height": 4, "width": 8, "pad_to_aspect_ratio": True}, IMAGES),
+    ("Resizing", {"height": 4, "width": 5}, IMAGES[0]),
+    ("CenterCrop", {"height": 4, "width": 3}, IMAGES),
+    ("CenterCrop", {"height": 8, "width": 3}, IMAGES),
+    ("CenterCrop", {"height": 2, "width": 2}, IMAGES[0]),
+    ("CategoryEncoding", {"num_tokens": 5}, np.array([[0, 1, 1], [4, 3, 0]])),
+    ("CategoryEncoding", {"num_tokens": 5}, np.array([0, 1, 3])),
+    (
+        "CategoryEncoding",
+        {"num_tokens": 5, "output_mode": "count"},
+        np.array([[0, 1, 1]]),
+    ),
+    (
+        "CategoryEncoding",
+        {"num_tokens": 4, "output_mode": "one_hot"},
+        np.array([0, 3, 2]),
+    ),
+    (
+        "CategoryEncoding",
+        {"num_tokens": 4, "output_mode": "one_hot"},
+        np.array([[0], [3], [2]]),
+    ),
+    ("Discretization", {"bin_boundaries": [-1.0, 0.0, 1.5]}, FEATURES - 3.0),
+    (
+        "Discretization",
+        {"bin_boundaries": [0.0, 2.0, 4.0], "output_mode": "multi_hot"},
+        FEATURES[:3],
+    ),
+    (
+        "Discretization",
+        {"bin_boundaries": [0.0, 2.0, 4.0], "output_mode": "one_hot"},
+        FEATURES[:3, 0],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name,kwargs,x",
+    DETERMINISTIC,
+    ids=[f"{d[0]}{i}" for i, d in enumerate(DETERMINISTIC)],
+)
+def test_deterministic_layer_matches_tf_keras(tf, name, kwargs, x):
+    # Bicubic: JAX's and TF's kernels differ slightly near the borders (3e-4
+    # of the value range here).
+    _same(tf, name, kwargs, x, atol=0.1 if "bicubic" in str(kwargs) else 1e-4)
+
+
+def test_category_encoding_count_weights_and_out_of_range_values(tf):
+    x = np.array([[0, 1, 1, 3]])
+    w = np.array([[0.5, 1.0, 2.0, 4.0]], np.float32)
+    _same(tf, "CategoryEncoding", {"num_tokens": 4, "output_mode": "count"}, x,
+          count_weights=w)  # fmt: skip
+    # Keras 3.15 on TF drops values >= num_tokens and refuses negative ones.
+    for mode in ("multi_hot", "count", "one_hot"):
+        _same(tf, "CategoryEncoding", {"num_tokens": 3, "output_mode": mode},
+              np.array([[0, 3, 1]]))  # fmt: skip
+    with pytest.raises(tf.errors.InvalidArgumentError, match="non-negative"):
+        tf.keras.layers.CategoryEncoding(3)(np.array([[0, -1]]))
+    with pytest.raises(jt.errors.InvalidArgumentError, match="non-negative"):
+        L.CategoryEncoding(3)(np.array([[0, -1]]))
+
+
+def test_normalization_adapts_to_arrays_datasets_and_batches_as_tf(tf):
+    theirs = tf.keras.layers.Normalization()
+    theirs.adapt(FEATURES)
+    for data in (
+        FEATURES,
+        jt.constant(FEATURES),
+        jt.data.Dataset.from_tensor_slices(FEATURES).batch(7),
+        [FEATURES[:5], FEATURES[5:]],
+    ):
+        ours = L.Normalization()
+        ours.adapt(data)
+        assert [v.name for v in ours.weights] == [v.name for v in theirs.weights]
+        assert [v.dtype.name for v in ours.weights] == [v.dtype for v in theirs.weights]
+        for a, b in zip(ours.get_weights()[:2], theirs.get_weights()[:2]):
+            np.testing.assert_allclose(a, b, rtol=1e-5)
+        np.testing.assert_allclose(
+            ours(FEATURES).numpy(), np.asarray(theirs(FEATURES)), rtol=1e-4, atol=1e-5
+        )
+    images = L.Normalization(axis=(1, 2))
+    images.adapt(jt.data.Dataset.from_tensor_slices(IMAGES).batch(1))
+    tf_images = tf.keras.layers.Normalization(axis=(1, 2))
+    tf_images.adapt(IMAGES)
+    np.testing.assert_allclose(
+        images(IMAGES).numpy(), np.asarray(tf_images(IMAGES)), rtol=1e-4, atol=1e-4
+    )
+
+
+def test_normalization_weights_file_from_tf_keras(tf, tmp_path):
+    theirs = tf.keras.Sequential(
+        [tf.keras.Input((4,)), tf.keras.layers.Normalization()]
+    )
+    theirs.layers[0].adapt(FEATURES)
+    theirs.save_weights(tmp_path / "n.weights.h5")
+    ours = jt.keras.Sequential([jt.keras.Input((4,)), L.Normalization()])
+    ours.load_weights(tmp_path / "n.weights.h5")
+    np.testing.assert_allclose(ours(FEATURES).numpy(), np.asarray(theirs(FEATURES)),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+def test_discretization_adapt_finds_quantiles(tf):
+    data = RNG.normal(size=(1000,)).astype(np.float32)
+    ours = L.Discretization(num_bins=4)
+    ours.adapt(data)
+    theirs = tf.keras.layers.Discretization(num_bins=4)
+    theirs.adapt(data)
+    # tf.keras's boundaries come from an approximate quantile summary.
+    np.testing.assert_allclose(ours.bin_boundaries, theirs.bin_boundaries, atol=0.05)
+    counts = np.bincount(ours(data).numpy(), minlength=4)
+    np.testing.assert_array_equal(counts, [250, 250, 250, 250])
+    with pytest.raises(ValueError, match="num_bins"):
+        L.Discretization(bin_boundaries=[0.0]).adapt(data)
+
+
+# Random layers with a one-value range are deterministic: tf.keras's transform.
+PINNED = [
+    ("RandomRotation", {"factor": (0.1, 0.1)}),
+    (
+        "RandomRotation",
+        {"factor": (-0.3, -0.3), "fill_mode": "constant", "fill_value": 7.0},
+    ),
+    (
+        "RandomRotation",
+        {"factor": (0.2, 0.2), "fill_mode": "wrap", "interpolation": "nearest"},
+    ),
+    ("RandomZoom", {"height_factor": (0.4, 0.4)}),
+    (
+        "RandomZoom",
+        {
+            "height_factor": (-0.3, -0.3),
+            "width_factor": (0.2, 0.2),
+            "fill_mode": "nearest",
+        },
+    ),  # fmt: skip
+    ("RandomTranslation", {"height_factor": (0.2, 0.2), "width_factor": (-0.3, -0.3)}),
+    (
+        "RandomTranslation",
+        {
+            "height_factor": (0.2, 0.2),
+            "width_factor": (0.1, 0.1),
+            "fill_mode": "reflect",
+        },
+    ),  # fmt: skip
+    ("RandomBrightness", {"factor": (0.1, 0.1)}),
+    ("RandomContrast", {"factor": (-0.5, 0.5)}),
+    ("RandomContrast", {"factor": (-0.2, 0.2), "value_range": (0, 1)}),
+]
+
+
+@pytest.mark.parametrize(
+    "name,kwargs", PINNED, ids=[f"{p[0]}{i}" for i, p in enumerate(PINNED)]
+)
+def test_pinned_random_layer_is_tf_keras_transform(tf, name, kwargs):
+    _same(tf, name, kwargs, IMAGES, training=True, rtol=1e-4, atol=2e-3)
+    _same(tf, name, kwargs, IMAGES[0], training=True, rtol=1e-4, atol=2e-3)
+    _same(tf, name, kwargs, IMAGES, training=False)
+
+
+RANDOM = [
+    lambda s: L.RandomFlip(seed=s),
+    lambda s: L.RandomFlip("horizontal", seed=s),
+    lambda s: L.RandomRotation(0.2, seed=s),
+    lambda s: L.RandomZoom(0.3, seed=s),
+    lambda s: L.RandomTranslation(0.2, 0.3, seed=s),
+    lambda s: L.RandomCrop(2, 3, seed=s),
+    lambda s: L.RandomContrast(0.5, seed=s),
+    lambda s: L.RandomBrightness(0.3, seed=s),
+]
+
+
+@pytest.mark.parametrize("make", RANDOM, ids=[str(i) for i in range(len(RANDOM))])
+def test_random_layer_is_seeded_fresh_and_identity_at_inference(make):
+    x = np.tile(IMAGES, (4, 1, 1, 1))
+    a, b = make(3), make(3)
+    first = [a(x, training=True).numpy() for _ in range(2)]
+    np.testing.assert_array_equal(
+        first, [b(x, training=True).numpy() for _ in range(2)]
+    )
+    assert not np.array_equal(first[0], first[1])
+    step = jt.function(lambda x: a(x, training=True))
+    assert not np.array_equal(step(x).numpy(), step(x).numpy())
+    np.testing.assert_array_equal(a(x, training=False).numpy(), x)
+    # Keras 3: called alone a random layer augments; `predict` does not.
+    assert len({a(x).numpy().tobytes() for _ in range(3)}) > 1
+    model = jt.keras.Sequential([make(3)])
+    np.testing.assert_array_equal(model.predict(x, verbose=0), x)
+
+
+def test_random_flip_flips_half_the_images_both_ways():
+    x = RNG.uniform(size=(400, 2, 2, 1)).astype(np.float32)
+    out = L.RandomFlip(seed=1)(x, training=True).numpy()
+    flipped = np.all(out == x[:, ::-1, ::-1], axis=(1, 2, 3))
+    kept = np.all(out == x, axis=(1, 2, 3))
+    assert np.all(flipped | kept)
+    assert 0.4 < flipped.mean() < 0.6
+
+
+def test_random_ranges_follow_keras_factors():
+    flat = np.full((500, 2, 2, 1), 100.0, np.float32)
+    delta = (
+        L.RandomBrightness(0.2, seed=0)(flat, training=True).numpy()[:, 0, 0, 0] - 100
+    )
+    assert -0.2 * 255 <= delta.min() < -0.15 * 255 and 0.15 * 255 < delta.max() <= 51
+    # Keras 3 reads RandomContrast(0.5) as factors in [1, 1.5].
+    x = np.tile(
+        np.array([100.0, 150.0], np.float32).reshape(1, 2, 1, 1), (500, 1, 1, 1)
+    )
+    out = L.RandomContrast(0.5, seed=0)(x, training=True).numpy()
+    factor = (out[:, 1, 0, 0] - out[:, 0, 0, 0]) / 50.0
+    assert 1.0 <= factor.min() < 1.05 and 1.45 < factor.max() <= 1.5
+
+
+def test_random_crop_takes_a_window_and_is_identity_at_inference(tf):
+    x = np.arange(2 * 6 * 7 * 1, dtype=np.float32).reshape(2, 6, 7, 1)
+    out = L.RandomCrop(3, 4, seed=0)(x, training=True).numpy()
+    top, left = np.argwhere(x[0, :, :, 0] == out[0, 0, 0, 0])[0]
+    np.testing.assert_array_equal(out, x[:, top : top + 3, left : left + 4])
+    _same(tf, "RandomCrop", {"height": 3, "width": 4}, x, training=False)
+    _same(tf, "RandomCrop", {"height": 8, "width": 9}, x, training=True)
+
+
+def test_preprocessing_in_dataset_map_and_a_compiled_model():
+    norm = L.Normalization(axis=None, mean=127.5, variance=127.5**2)
+    flip = L.RandomFlip("horizontal", seed=0)
+    ds = jt.data.Dataset.from_tensor_slices(IMAGES).map(
+        lambda im: flip(norm(im), training=True)
+    )
+    out = np.stack([e.numpy() for e in ds])
+    scaled = (IMAGES - 127.5) / 127.5
+    for o, s in zip(out, scaled):
+        assert np.allclose(o, s, atol=1e-6) or np.allclose(o, s[:, ::-1], atol=1e-6)
+    model = jt.keras.Sequential([
+        L.Rescaling(1 / 255.0), L.RandomRotation(0.1, seed=1), L.Resizing(4, 4),
+        L.Flatten(), L.Dense(2),
+    ])  # fmt: skip
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(IMAGES, np.zeros((2, 2), np.float32), epochs=2, verbose=0)
+    assert model.predict(IMAGES, verbose=0).shape == (2, 2)
+
+
+def test_affine_transform_op_matches_keras_ops(tf):
+    """The op behind rotation/zoom/translation on arbitrary transforms, every
+    fill mode, against Keras's `ops.image.affine_transform` (TF backend)."""
+    from jaxtape._src.keras.layers.preprocessing.image import _affine
+
+    t = np.array(
+        [
+            [0.9, -0.3, 1.2, 0.2, 1.1, -0.7, 0, 0],
+            [1.2, 0.1, -2.0, -0.1, 0.8, 1.5, 0, 0],
+        ],
+        np.float32,
+    )
+    for mode in ("constant", "nearest", "wrap", "reflect"):
+        for interp in ("nearest", "bilinear"):
+            want = tf.keras.ops.image.affine_transform(
+                IMAGES, t, interpolation=interp, fill_mode=mode, fill_value=3.0
+            )
+            got = _affine(IMAGES, t, interp, mode, 3.0, False)
+            np.testing.assert_allclose(got.numpy(), np.asarray(want), atol=2e-3)
