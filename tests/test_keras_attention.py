@@ -327,3 +327,18 @@ def test_multi_head_attention_keras_file_round_trip(tf, tmp_path):
     np.testing.assert_allclose(
         model.predict(x), tf_model.predict(x, verbose=0), rtol=1e-4, atol=1e-5
     )
+
+
+def test_transformer_block_example_learns():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples"
+    spec = importlib.util.spec_from_file_location(
+        "transformer_block", path / "transformer_block.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    history = module.main(["--steps", "60", "--batch-size", "32"])
+    assert history[-1]["loss"] < history[0]["loss"]
