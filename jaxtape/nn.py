@@ -32,6 +32,40 @@ from jaxtape._src.ops.nn_ops import (  # noqa: F401
 from jaxtape._src.ops.nn_ops import silu as swish  # noqa: F401
 from jaxtape._src.state.random_ops import dropout  # noqa: F401
 
+from jaxtape._src.ops.nn_extra_ops import (  # noqa: F401
+    approx_max_k,
+    approx_min_k,
+    atrous_conv2d,
+    atrous_conv2d_transpose,
+    avg_pool3d,
+    batch_norm_with_global_normalization,
+    batch_normalization,
+    compute_average_loss,
+    conv1d_transpose,
+    conv2d_transpose,
+    conv3d,
+    conv3d_transpose,
+    conv_transpose,
+    crelu,
+    depth_to_space,
+    depthwise_conv2d,
+    embedding_lookup,
+    local_response_normalization,
+    log_poisson_loss,
+    lrn,
+    max_pool3d,
+    normalize_moments,
+    pool,
+    scale_regularization_loss,
+    separable_conv2d,
+    space_to_depth,
+    sufficient_statistics,
+    weighted_cross_entropy_with_logits,
+    weighted_moments,
+)
+from jaxtape._src.ops.math_extra_ops import in_top_k, zero_fraction  # noqa: F401
+from jaxtape._src.ops.array_extra_ops import space_to_batch  # noqa: F401
+
 from jaxtape._src import missing as _missing
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so

@@ -86,6 +86,61 @@ from jaxtape._src.ops.nondiff import (  # noqa: F401
 from jaxtape._src.ops.array_ops import top_k  # noqa: F401
 from jaxtape._src.ops.nn_ops import softmax, log_softmax  # noqa: F401
 
+from jaxtape._src.ops.math_extra_ops import (  # noqa: F401
+    accumulate_n,
+    acosh,
+    angle,
+    asinh,
+    atanh,
+    bessel_i0,
+    bessel_i0e,
+    bessel_i1,
+    bessel_i1e,
+    betainc,
+    bincount,
+    confusion_matrix,
+    count_nonzero,
+    cumulative_logsumexp,
+    digamma,
+    erfc,
+    erfcinv,
+    erfinv,
+    igamma,
+    igammac,
+    in_top_k,
+    invert_permutation,
+    is_non_decreasing,
+    is_strictly_increasing,
+    lbeta,
+    log_sigmoid,
+    multiply_no_nan,
+    ndtri,
+    nextafter,
+    polygamma,
+    polyval,
+    reciprocal_no_nan,
+    reduce_euclidean_norm,
+    rint,
+    scalar_mul,
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    segment_sum,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+    unsorted_segment_sum,
+    xlog1py,
+    zero_fraction,
+    zeta,
+)
+from jaxtape._src.ops.nn_ops import softsign  # noqa: F401
+from jaxtape._src.ops.nn_extra_ops import approx_max_k, approx_min_k  # noqa: F401
+from jaxtape.math import special as special  # noqa: F401
+
 from jaxtape._src import missing as _missing
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so

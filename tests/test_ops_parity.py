@@ -1,0 +1,546 @@
+"""The dense-op surface against real TensorFlow, one line per op.
+
+Each row is `op(fn, inputs, grad=..., rtol=...)`: `fn(m, *tensors)` runs in
+`m` (TF or jaxtape) on the same NumPy `inputs` (random values of a few shapes
+and dtypes, edge cases: empty tensors, NaN/inf, negative axes, broadcasting,
+integer extremes). The outputs must agree in dtype, shape and value; with
+`grad`, so must the gradients with respect to every float input (of the sum
+of the outputs times fixed random weights), None where TF's is None. The
+error rows check that bad inputs raise TF's exception type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+
+import jaxtape
+
+R = np.random.default_rng(7)
+F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64
+
+
+def f(*shape, dtype=F32, lo=-2.0, hi=2.0):
+    return R.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def pos(*shape, dtype=F32, lo=0.2, hi=3.0):
+    return f(*shape, dtype=dtype, lo=lo, hi=hi)
+
+
+def i(*shape, lo=0, hi=5, dtype=I32):
+    return R.integers(lo, hi, size=shape).astype(dtype)
+
+
+NONFINITE = np.asarray([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.5], F32)
+
+
+class Op(NamedTuple):
+    fn: Callable[..., Any]
+    inputs: tuple
+    grad: bool = True
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    zero_for_none: tuple = ()  # inputs whose None gradient in TF is zeros here
+
+
+def op(fn, *inputs, grad=True, rtol=1e-5, atol=1e-6, zero_for_none=()):
+    return Op(fn, inputs, grad, rtol, atol, zero_for_none)
+
+
+ROWS: dict[str, Op] = {}
+
+
+def _elementwise(path, domain, dtypes=(F32, F64), grad=True, rtol=1e-5, **kw):
+    for dt in dtypes:
+        tol = rtol if dt == F32 else max(rtol * 1e-4, 1e-9)
+        x = domain(dt)
+        ROWS[f"{path}_{np.dtype(dt).name}"] = op(
+            lambda m, x, p=path: _get(m, p)(x, **kw), x, grad=grad, rtol=tol
+        )
+
+
+def _get(m, path):
+    obj = m
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# -- element-wise math -------------------------------------------------------------
+_elementwise("math.acosh", lambda dt: pos(3, 4, dtype=dt, lo=1.1, hi=5))
+_elementwise("math.asinh", lambda dt: f(3, 4, dtype=dt))
+_elementwise("math.atanh", lambda dt: f(3, 4, dtype=dt, lo=-0.9, hi=0.9))
+_elementwise("acos", lambda dt: f(5, dtype=dt, lo=-0.9, hi=0.9))
+_elementwise("math.erfc", lambda dt: f(7, dtype=dt, lo=-3, hi=3))
+_elementwise("math.erfinv", lambda dt: f(7, dtype=dt, lo=-0.95, hi=0.95))
+_elementwise("math.erfcinv", lambda dt: f(7, dtype=dt, lo=0.05, hi=1.9))
+_elementwise("math.ndtri", lambda dt: f(7, dtype=dt, lo=0.02, hi=0.98))
+_elementwise("math.digamma", lambda dt: pos(7, dtype=dt), rtol=1e-4)
+_elementwise("math.log_sigmoid", lambda dt: f(2, 5, dtype=dt, lo=-30, hi=30))
+_elementwise("math.rint", lambda dt: np.asarray([-2.5, -1.5, -0.5, 0.5, 1.5, 2.4], dt))
+_elementwise("math.reciprocal_no_nan", lambda dt: np.asarray([0.0, 2.0, -0.5], dt))
+_elementwise("math.softsign", lambda dt: f(6, dtype=dt))
+_elementwise("math.angle", lambda dt: np.asarray([-1.0, 0.0, 2.0], dt), grad=False)
+for _n in ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"]:
+    _elementwise(f"math.{_n}", lambda dt: f(6, dtype=dt, lo=-4, hi=4), rtol=1e-4)
+for _n in [
+    "bessel_j0", "bessel_j1", "bessel_k0", "bessel_k0e", "bessel_k1", "bessel_k1e",
+    "dawsn", "expint", "fresnel_cos", "fresnel_sin", "spence",
+]:  # fmt: skip
+    _elementwise(
+        f"math.special.{_n}",
+        lambda dt: np.asarray([0.05, 0.3, 1.0, 2.5, 7.0, 18.0, 30.0], dt),
+        grad=False,
+        rtol=2e-4,
+    )
+ROWS["math.angle_complex"] = op(
+    lambda m, x: m.math.angle(x), np.asarray([1 + 1j, -2j, -3.0], np.complex64)
+)
+ROWS["math.erfc_nonfinite"] = op(lambda m, x: m.math.erfc(x), NONFINITE, grad=False)
+ROWS["math.asinh_nonfinite"] = op(lambda m, x: m.math.asinh(x), NONFINITE, grad=False)
+
+# -- binary element-wise -----------------------------------------------------------
+ROWS["math.multiply_no_nan"] = op(
+    lambda m, x, y: m.math.multiply_no_nan(x, y),
+    np.asarray([np.nan, np.inf, 2.0, 3.0], F32),
+    np.asarray([0.0, 0.0, 1.5, -1.0], F32),
+)
+ROWS["math.multiply_no_nan_broadcast"] = op(
+    lambda m, x, y: m.math.multiply_no_nan(x, y),
+    f(2, 3),
+    np.asarray([0.0, 1.0, 2.0], F32),
+)
+ROWS["math.xlog1py"] = op(
+    lambda m, x, y: m.math.xlog1py(x, y),
+    np.asarray([0.0, 1.0, 2.0, 0.0], F32),
+    np.asarray([-1.0, 0.5, 3.0, np.nan], F32),
+    grad=False,
+)
+ROWS["math.xlog1py_grad"] = op(lambda m, x, y: m.math.xlog1py(x, y), f(4), pos(4))
+ROWS["math.nextafter"] = op(
+    lambda m, x, y: m.math.nextafter(x, y), f(5, dtype=F64), f(5, dtype=F64), grad=False
+)
+ROWS["math.zeta"] = op(
+    lambda m, x, q: m.math.zeta(x, q),
+    pos(5, lo=1.5, hi=4),
+    pos(5),
+    rtol=1e-4,
+    zero_for_none=(0,),
+)
+ROWS["math.polygamma"] = op(
+    lambda m, a, x: m.math.polygamma(a, x),
+    np.asarray([0.0, 1.0, 2.0, 3.0, 1.5], F32),
+    pos(5, lo=0.5),
+    rtol=1e-4,
+    zero_for_none=(0,),
+)
+ROWS["math.igamma"] = op(lambda m, a, x: m.math.igamma(a, x), pos(6), pos(6), rtol=1e-4)
+ROWS["math.igammac"] = op(
+    lambda m, a, x: m.math.igammac(a, x),
+    pos(6, dtype=F64),
+    pos(6, dtype=F64),
+    rtol=1e-8,
+)
+ROWS["math.betainc"] = op(
+    lambda m, a, b, x: m.math.betainc(a, b, x),
+    pos(5),
+    pos(5),
+    f(5, lo=0.05, hi=0.95),
+    rtol=1e-4,
+    zero_for_none=(0, 1),
+)
+ROWS["truncatediv_int"] = op(
+    lambda m, x, y: m.truncatediv(x, y),
+    np.asarray([7, -7, 7, -7, 2**31 - 1], I32),
+    np.asarray([2, 2, -2, -2, 3], I32),
+)
+ROWS["truncatemod_int"] = op(
+    lambda m, x, y: m.truncatemod(x, y),
+    np.asarray([7, -7, 7, -7], I64),
+    np.asarray([2, 2, -2, -2], I64),
+)
+ROWS["truncatemod_float"] = op(
+    lambda m, x, y: m.truncatemod(x, y),
+    f(2, 3),
+    np.asarray([0.7, -0.3, 1.1], F32),
+    grad=False,
+)
+ROWS["realdiv"] = op(lambda m, x, y: m.realdiv(x, y), f(3, 2), pos(2))
+ROWS["scalar_mul"] = op(lambda m, x: m.scalar_mul(2.5, x), f(2, 2))
+ROWS["math.lbeta"] = op(lambda m, x: m.math.lbeta(x), pos(2, 3))
+
+# -- reductions, scans, counting ---------------------------------------------------
+ROWS["math.count_nonzero"] = op(
+    lambda m, x: m.math.count_nonzero(x, axis=-1),
+    np.asarray([[0, 1, 2], [0, 0, 3]], I32),
+)
+ROWS["math.count_nonzero_keepdims"] = op(
+    lambda m, x: m.math.count_nonzero(x, axis=0, keepdims=True, dtype=m.int32),
+    np.asarray([[0.0, 1.0, np.nan], [0.0, -0.0, 3.0]], F32),
+)
+ROWS["math.reduce_euclidean_norm"] = op(
+    lambda m, x: m.math.reduce_euclidean_norm(x, axis=[0, -1]), f(2, 3, 4)
+)
+ROWS["math.reduce_euclidean_norm_int"] = op(
+    lambda m, x: m.math.reduce_euclidean_norm(x, axis=1), i(2, 3, lo=-4)
+)
+ROWS["math.cumulative_logsumexp"] = op(
+    lambda m, x: m.math.cumulative_logsumexp(x, axis=1), f(2, 5, lo=-30, hi=30)
+)
+ROWS["math.cumulative_logsumexp_exclusive_reverse"] = op(
+    lambda m, x: m.math.cumulative_logsumexp(x, axis=-1, exclusive=True, reverse=True),
+    f(2, 4, dtype=F64),
+    rtol=1e-9,
+)
+ROWS["math.accumulate_n"] = op(
+    lambda m, x, y: m.math.accumulate_n([x, y, x]), f(2, 2), f(2, 2)
+)
+ROWS["math.invert_permutation"] = op(
+    lambda m, x: m.math.invert_permutation(x), np.asarray([3, 0, 2, 1], I32)
+)
+ROWS["math.is_non_decreasing"] = op(
+    lambda m, x: m.math.is_non_decreasing(x), np.asarray([[1, 2], [2, 5]], I32)
+)
+ROWS["math.is_strictly_increasing"] = op(
+    lambda m, x: m.math.is_strictly_increasing(x), np.asarray([1.0, 2.0, 2.0], F32)
+)
+ROWS["math.zero_fraction"] = op(
+    lambda m, x: m.math.zero_fraction(x), np.asarray([[0, 1], [0, 0]], I32)
+)
+ROWS["math.polyval"] = op(
+    lambda m, a, b, x: m.math.polyval([a, b, a], x), f(3), f(3), f(3)
+)
+ROWS["math.in_top_k"] = op(
+    lambda m, t, p: m.math.in_top_k(t, p, 2),
+    np.asarray([0, 1, 2, 3], I32),
+    np.asarray(
+        [[0.1, 0.9, 0.5, 0.2], [0.1, 0.5, 0.5, 0.5], [np.nan, 1, 2, 3], [1, 1, 1, 1]],
+        F32,
+    ),
+)
+ROWS["nn.in_top_k"] = op(lambda m, t, p: m.nn.in_top_k(t, p, 1), i(3, hi=4), f(3, 4))
+ROWS["math.bincount"] = op(
+    lambda m, x: m.math.bincount(x), np.asarray([1, 1, 4, 0, 1], I32)
+)
+ROWS["math.bincount_weights_minlength"] = op(
+    lambda m, x, w: m.math.bincount(x, weights=w, minlength=7),
+    np.asarray([1, 1, 4, 0, 1], I32),
+    f(5),
+    grad=False,
+)
+ROWS["math.bincount_maxlength_binary"] = op(
+    lambda m, x: m.math.bincount(x, maxlength=3, binary_output=True, dtype=m.float32),
+    np.asarray([1, 1, 4, 0, 1], I32),
+)
+ROWS["math.bincount_axis"] = op(
+    lambda m, x: m.math.bincount(x, axis=-1, minlength=4),
+    np.asarray([[1, 1, 3], [0, 2, 2]], I32),
+)
+ROWS["math.bincount_empty"] = op(lambda m, x: m.math.bincount(x), np.zeros((0,), I32))
+ROWS["math.confusion_matrix"] = op(
+    lambda m, x, y: m.math.confusion_matrix(x, y),
+    np.asarray([0, 1, 2, 2, 1], I32),
+    np.asarray([0, 2, 2, 1, 1], I32),
+)
+ROWS["math.confusion_matrix_weights"] = op(
+    lambda m, x, y, w: m.math.confusion_matrix(
+        x, y, num_classes=4, weights=w, dtype=m.float32
+    ),
+    np.asarray([0, 1, 3], I64),
+    np.asarray([0, 2, 2], I64),
+    f(3),
+    grad=False,
+)
+
+# -- segments ----------------------------------------------------------------------
+_SORTED = np.asarray([0, 0, 1, 3, 3, 3], I32)
+_UNSORTED = np.asarray([2, 0, -1, 2, 0, 4], I32)
+_TIES = np.asarray(
+    [[1.0, 5.0], [1.0, 2.0], [3.0, 3.0], [0.5, 3.0], [3.0, -1.0], [3.0, 3.0]], F32
+)
+for _k in ["sum", "mean", "max", "min", "prod"]:
+    ROWS[f"math.segment_{_k}"] = op(
+        lambda m, x, k=_k: getattr(m.math, f"segment_{k}")(x, _SORTED), _TIES
+    )
+    ROWS[f"math.segment_{_k}_int"] = op(
+        lambda m, x, k=_k: getattr(m.math, f"segment_{k}")(x, _SORTED), i(6, 3, lo=-5)
+    )
+for _k in ["sum", "mean", "max", "min", "prod", "sqrt_n"]:
+    ROWS[f"math.unsorted_segment_{_k}"] = op(
+        lambda m, x, k=_k: getattr(m.math, f"unsorted_segment_{k}")(x, _UNSORTED, 6),
+        _TIES,
+    )
+ROWS["math.unsorted_segment_sum_2d_ids"] = op(
+    lambda m, x: m.math.unsorted_segment_sum(x, np.asarray([[0, 1], [1, 1]], I64), 3),
+    f(2, 2, 3),
+)
+ROWS["math.unsorted_segment_max_int"] = op(
+    lambda m, x: m.math.unsorted_segment_max(x, _UNSORTED, 6), i(6, lo=-9)
+)
+
+# -- array ops ---------------------------------------------------------------------
+ROWS["unique"] = op(lambda m, x: m.unique(x), np.asarray([3, 1, 3, 2, 1, 7], I32))
+ROWS["unique_float_int64"] = op(
+    lambda m, x: m.unique(x, out_idx=m.int64),
+    np.asarray([0.5, -0.0, 0.0, 0.5], F32),
+    grad=False,
+)
+ROWS["unique_with_counts"] = op(
+    lambda m, x: m.unique_with_counts(x), np.asarray([3, 1, 3, 2, 1, 7], I64)
+)
+ROWS["unique_empty"] = op(lambda m, x: m.unique(x), np.zeros((0,), F32), grad=False)
+ROWS["searchsorted"] = op(
+    lambda m, s, v: m.searchsorted(s, v),
+    np.sort(f(2, 5), -1),
+    np.asarray([[-3.0, 0.0, 3.0], [0.1, 0.2, np.nan]], F32),
+)
+ROWS["searchsorted_right_int64"] = op(
+    lambda m, s, v: m.searchsorted(s, v, side="right", out_type=m.int64),
+    np.asarray([1, 2, 2, 2, 5], I32),
+    np.asarray([2, 0, 9], I32),
+)
+ROWS["sequence_mask"] = op(lambda m, x: m.sequence_mask(x), np.asarray([1, 3, 0], I32))
+ROWS["sequence_mask_maxlen"] = op(
+    lambda m, x: m.sequence_mask(x, 4, dtype=m.float32),
+    np.asarray([[1, 3], [0, 5]], I64),
+)
+ROWS["roll"] = op(lambda m, x: m.roll(x, [1, -2, 3], [0, 1, 0]), f(3, 4))
+ROWS["roll_negative_axis"] = op(lambda m, x: m.roll(x, 2, -1), i(2, 5))
+ROWS["meshgrid_xy"] = op(lambda m, x, y: m.meshgrid(x, y), f(3), f(2))
+ROWS["meshgrid_ij"] = op(
+    lambda m, x, y, z: m.meshgrid(x, y, z, indexing="ij"), f(2), f(3), f(1)
+)
+ROWS["histogram_fixed_width"] = op(
+    lambda m, x: m.histogram_fixed_width(x, [-1.0, 1.0], nbins=5),
+    np.asarray([-2.0, -1.0, -0.5, 0.0, 0.3, 0.99, 1.0, 5.0], F32),
+)
+ROWS["histogram_fixed_width_bins"] = op(
+    lambda m, x: m.histogram_fixed_width_bins(x, [0.0, 10.0], nbins=3),
+    np.asarray([[-2, 0, 3], [4, 9, 100]], F32),
+)
+ROWS["bitcast_same_size"] = op(
+    lambda m, x: m.bitcast(x, m.int32), np.asarray([1.0, -0.0, np.inf], F32)
+)
+ROWS["bitcast_narrower"] = op(
+    lambda m, x: m.bitcast(x, m.uint8), np.asarray([1, 256], I32)
+)
+ROWS["bitcast_wider"] = op(
+    lambda m, x: m.bitcast(x, m.int64), np.asarray([[1, 2], [3, -1]], I32)
+)
+ROWS["slice"] = op(lambda m, x: m.slice(x, [1, 0, 2], [1, -1, 2]), f(3, 2, 5))
+ROWS["strided_slice"] = op(
+    lambda m, x: m.strided_slice(x, [0, 1, 0], [3, -1, 5], [2, 1, -2], end_mask=4),
+    f(3, 4, 5),
+)
+ROWS["strided_slice_masks"] = op(
+    lambda m, x: m.strided_slice(
+        x,
+        [1, 0, 0],
+        [2, 0, 2],
+        [1, 1, 1],
+        shrink_axis_mask=1,
+        new_axis_mask=2,
+        begin_mask=4,
+    ),
+    f(3, 4),
+)
+ROWS["reverse_sequence"] = op(
+    lambda m, x: m.reverse_sequence(x, [3, 0, 1], seq_axis=1, batch_axis=0), f(3, 4, 2)
+)
+ROWS["reverse_sequence_batch_last"] = op(
+    lambda m, x: m.reverse_sequence(
+        x, np.asarray([2, 4], I64), seq_axis=0, batch_axis=1
+    ),
+    f(4, 2),
+)
+ROWS["unravel_index"] = op(
+    lambda m, x: m.unravel_index(x, [3, 4]), np.asarray([0, 5, 11], I32)
+)
+ROWS["tensor_scatter_nd_sub"] = op(
+    lambda m, t, u: m.tensor_scatter_nd_sub(t, [[0], [2], [0]], u), f(3, 2), f(3, 2)
+)
+ROWS["tensor_scatter_nd_max"] = op(
+    lambda m, t, u: m.tensor_scatter_nd_max(t, [[0, 1], [2, 0]], u), f(3, 2), f(2)
+)
+ROWS["tensor_scatter_nd_min_int"] = op(
+    lambda m, t, u: m.tensor_scatter_nd_min(t, [[1], [1]], u), i(3), i(2, lo=-3)
+)
+ROWS["dynamic_partition"] = op(
+    lambda m, x: m.dynamic_partition(x, np.asarray([1, 0, 1, 2], I32), 4), f(4, 2)
+)
+ROWS["dynamic_partition_2d"] = op(
+    lambda m, x: m.dynamic_partition(x, np.asarray([[1, 0], [0, 0]], I32), 2),
+    f(2, 2, 3),
+)
+ROWS["dynamic_stitch"] = op(
+    lambda m, a, b: m.dynamic_stitch([[0, 2], [[1, 3], [2, 4]]], [a, b]),
+    f(2, 3),
+    f(2, 2, 3),
+)
+ROWS["space_to_batch"] = op(
+    lambda m, x: m.space_to_batch(x, [2, 2], [[0, 0], [1, 1]]), f(2, 4, 2, 3)
+)
+ROWS["space_to_batch_nd_1d"] = op(
+    lambda m, x: m.space_to_batch_nd(x, [3], [[1, 2]]), f(1, 3, 2)
+)
+ROWS["batch_to_space"] = op(
+    lambda m, x: m.batch_to_space(x, [2, 2], [[0, 1], [1, 0]]), f(8, 2, 2, 1)
+)
+ROWS["required_space_to_batch_paddings"] = op(
+    lambda m: m.required_space_to_batch_paddings([5, 7], [2, 3], [[1, 0], [0, 1]])
+)
+ROWS["shape_n"] = op(lambda m, x, y: m.shape_n([x, y]), f(2, 3), f(0))
+ROWS["identity_n"] = op(lambda m, x, y: m.identity_n([x, y]), f(2, 3), f(1))
+ROWS["ensure_shape"] = op(lambda m, x: m.ensure_shape(x, [None, 3]), f(2, 3))
+ROWS["broadcast_dynamic_shape"] = op(
+    lambda m: m.broadcast_dynamic_shape(
+        np.asarray([2, 1, 3], I32), np.asarray([4, 1], I32)
+    )
+)
+ROWS["gather_batch_dims"] = op(
+    lambda m, x: m.gather(x, np.asarray([[0, 2], [1, 1]], I32), axis=-1, batch_dims=1),
+    f(2, 3, 4)[:, 0, :3],
+)
+
+
+# -- running -----------------------------------------------------------------------
+def _leaves(out):
+    if isinstance(out, (list, tuple)):
+        return [leaf for o in out for leaf in _leaves(o)]
+    return [out]
+
+
+def _is_float(dtype):
+    return np.dtype(dtype).kind in "fc"
+
+
+def _run(m, row):
+    xs = [m.constant(x) for x in row.inputs]
+    with m.GradientTape(persistent=True) as tape:
+        for x in xs:
+            if _is_float(x.dtype.name):
+                tape.watch(x)
+        out = row.fn(m, *xs)
+        leaves = _leaves(out)
+        target = None
+        for k, leaf in enumerate(leaves):
+            if leaf is None or not _is_float(leaf.dtype.name):
+                continue
+            w = np.random.default_rng(k).uniform(0.5, 1.5, tuple(leaf.shape))
+            real = m.math.real(leaf)
+            term = m.reduce_sum(real * m.constant(w.astype(real.dtype.name)))
+            if real.dtype.name == "float64":
+                term = m.cast(term, m.float32)
+            target = term if target is None else target + term
+    grads = []
+    if row.grad and target is not None:
+        for x, v in zip(xs, row.inputs):
+            grads.append(tape.gradient(target, x) if _is_float(v.dtype) else None)
+    return leaves, grads
+
+
+def _same(got, want, rtol, atol, what):
+    if want is None:
+        assert got is None, f"{what}: TF gives None, jaxtape {got!r}"
+        return
+    assert got is not None, f"{what}: jaxtape gives None, TF {want!r}"
+    w, g = np.asarray(want), np.asarray(got)
+    assert g.dtype == w.dtype, f"{what}: dtype {g.dtype}, TF {w.dtype}"
+    assert g.shape == w.shape, f"{what}: shape {g.shape}, TF {w.shape}"
+    if w.dtype.kind in "fc":
+        np.testing.assert_allclose(
+            g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=what
+        )
+    else:
+        np.testing.assert_array_equal(g, w, err_msg=what)
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_op_and_gradient_match_tensorflow(name, tf):
+    row = ROWS[name]
+    want, want_grads = _run(tf, row)
+    got, got_grads = _run(jaxtape, row)
+    assert len(got) == len(want), f"{len(got)} outputs, TF gives {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want)):
+        _same(g, w, row.rtol, row.atol, f"{name} output {k}")
+    for k, (g, w) in enumerate(zip(got_grads, want_grads)):
+        if k in row.zero_for_none and w is None:
+            # (documented in math_extra_ops: zeros where TF's gradient is None)
+            assert g is not None and not np.any(np.asarray(g)), g
+            continue
+        _same(g, w, max(row.rtol, 1e-5), max(row.atol, 1e-5), f"{name} gradient {k}")
+
+
+# -- errors ------------------------------------------------------------------------
+ERRORS: dict[str, tuple[Callable, tuple]] = {
+    "segment_sum_unsorted_ids": (lambda m, x: m.math.segment_sum(x, [1, 0]), (f(2),)),
+    "segment_sum_float_ids": (lambda m, x: m.math.segment_sum(x, [0.0, 1.0]), (f(2),)),
+    "unsorted_segment_sum_ids_shape": (
+        lambda m, x: m.math.unsorted_segment_sum(x, [0, 1, 1], 2),
+        (f(2),),
+    ),
+    "searchsorted_rank_mismatch": (
+        lambda m, s, v: m.searchsorted(s, v),
+        (f(2, 3), f(3, 2)),
+    ),
+    "unique_matrix": (lambda m, x: m.unique(x), (f(2, 2),)),
+    "dynamic_partition_out_of_range": (
+        lambda m, x: m.dynamic_partition(x, [0, 3], 2),
+        (f(2),),
+    ),
+    "space_to_batch_not_divisible": (
+        lambda m, x: m.space_to_batch(x, [2], [[0, 0]]),
+        (f(1, 3, 1),),
+    ),
+    "batch_to_space_batch_not_divisible": (
+        lambda m, x: m.batch_to_space(x, [2], [[0, 0]]),
+        (f(3, 2, 1),),
+    ),
+    "bitcast_wider_wrong_last_dim": (lambda m, x: m.bitcast(x, m.int64), (i(3),)),
+    "slice_out_of_range": (lambda m, x: m.slice(x, [2], [3]), (f(4),)),
+    "acosh_int": (lambda m, x: m.math.acosh(x), (i(3),)),
+    "erfinv_int": (lambda m, x: m.math.erfinv(x), (i(3),)),
+    "zeta_mixed_dtypes": (lambda m, x, q: m.math.zeta(x, q), (f(2), f(2, dtype=F64))),
+    "in_top_k_shapes": (lambda m, t, p: m.math.in_top_k(t, p, 1), (i(3), f(2, 4))),
+    "reverse_sequence_lengths_shape": (
+        lambda m, x: m.reverse_sequence(x, [1], seq_axis=1, batch_axis=0),
+        (f(2, 3),),
+    ),
+    "invert_permutation_float": (lambda m, x: m.math.invert_permutation(x), (f(3),)),
+    "histogram_bad_range": (
+        lambda m, x: m.histogram_fixed_width(x, [0.0, 1.0, 2.0]),
+        (f(3),),
+    ),
+    "ensure_shape_mismatch": (lambda m, x: m.ensure_shape(x, [3, 2]), (f(2, 3),)),
+    "sequence_mask_matrix_maxlen": (
+        lambda m, x: m.sequence_mask(x, [[3]]),
+        (np.asarray([1, 2], I32),),
+    ),
+    "parallel_stack_eagerly": (lambda m, x: m.parallel_stack([x, x]), (f(2),)),
+    "roll_mismatched": (lambda m, x: m.roll(x, [1, 2], [0]), (f(3),)),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_bad_input_raises_tensorflows_error_type(name, tf):
+    fn, inputs = ERRORS[name]
+    raised = []
+    for m in (tf, jaxtape):
+        try:
+            fn(m, *[m.constant(x) for x in inputs])
+        except Exception as e:  # noqa: BLE001 - the exception is the result
+            raised.append(e)
+        else:
+            raised.append(None)
+    want, got = raised
+    assert want is not None, "TF accepts this input: not an error case"
+    expected = (
+        getattr(jaxtape.errors, type(want).__name__)
+        if isinstance(want, tf.errors.OpError)
+        else type(want)
+    )
+    assert isinstance(got, expected), f"TF raises {want!r}; jaxtape {got!r}"
