@@ -165,6 +165,7 @@ def _transpiler():
     from malt.core import converter, unsupported_features_checker
     from malt.impl import api
     from malt.pyct import loader, origin_info, parser, transpiler
+    from malt.pyct.static_analysis import activity
     from malt.utils import ag_logging
 
     class _Factory(transpiler._PythonFnFactory):
@@ -251,24 +252,43 @@ def _transpiler():
 
         def transform_ast(self, node, ctx):
             # malt's (TF's) pipeline; `assert` is always converted, lists never.
+            # A pass is skipped when the code it would rewrite is not there
+            # (looked for just before it: earlier passes make some, as break
+            # canonicalization makes `continue`s and `not`s); it would leave
+            # the code as it is, after re-running its analyses.
             unsupported_features_checker.verify(node)
             node = self.initial_analysis(node, ctx)
             node = functions.transform(node, ctx)
             node = directives.transform(node, ctx)
-            node = break_statements.transform(node, ctx)
-            node = asserts.transform(node, ctx)
-            node = continue_statements.transform(node, ctx)
+            if _contains(node, ast.Break):
+                node = break_statements.transform(node, ctx)
+            if _contains(node, ast.Assert):
+                node = asserts.transform(node, ctx)
+            if _contains(node, ast.Continue):
+                node = continue_statements.transform(node, ctx)
             node = return_statements.transform(node, ctx)
             node = call_trees.transform(node, ctx)
             node = control_flow.transform(node, ctx)
-            node = conditional_expressions.transform(node, ctx)
-            node = logical_expressions.transform(node, ctx)
+            if _contains(node, ast.IfExp):
+                node = conditional_expressions.transform(node, ctx)
+            if _contains(node, ast.BoolOp, ast.UnaryOp, ast.Compare):
+                node = logical_expressions.transform(node, ctx)
             node = variables.transform(node, ctx)
             return node
 
     del converter
+    # malt's scopes map parameters to their function nodes in weak-value
+    # dictionaries, copied for every statement analysed (an eighth of a
+    # conversion); the nodes live as long as the conversion, so plain
+    # dictionaries give the same analysis.
+    activity.weakref = types.SimpleNamespace(WeakValueDictionary=dict)
     _state["transpiler"] = Transpiler()
     return _state["transpiler"]
+
+
+def _contains(node, *kinds) -> bool:
+    """Whether the AST `node` has a node of one of these types."""
+    return any(isinstance(n, kinds) for n in ast.walk(node))
 
 
 class _LazySourceMap(collections.abc.Mapping):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from typing import Any
 
 import jax
@@ -43,7 +44,9 @@ from malt.operators import variables as _ag_vars
 from jaxtape._src.core import context
 from jaxtape._src.core.tensor import Tensor, tree_map
 from jaxtape._src.data.dataset import Dataset
+from jaxtape._src.function import capture as _capture
 from jaxtape._src.function import control_flow
+from jaxtape._src.function import trace as _trace
 from jaxtape._src.function.function import inside_function
 from jaxtape._src.ops import creation_ops, math_ops, nondiff
 from jaxtape._src.ops.array_ops import gather
@@ -801,25 +804,66 @@ def _no_return_inside(init):
             )
 
 
-_DATASET_READ_ONCE = (
-    "A `for` loop over a Dataset inside jaxtape.function reads the Dataset once, "
-    "while tracing: its elements become constants of the compiled program, so "
-    "every call sees the same elements in the same order (TensorFlow reads the "
-    "Dataset again on each call: a shuffled Dataset gives a new order). To get "
-    "fresh data per call, iterate the Dataset outside the function and pass each "
-    "batch as an argument."
+_DATASET_IN_LOOP = (
+    "A `for` loop over a Dataset inside a staged loop of jaxtape.function reads "
+    "the Dataset once per call: every iteration of the enclosing loop sees the "
+    "same pass (TensorFlow reads the Dataset again in each iteration, so a "
+    "shuffled Dataset gives each a new order). To get a fresh pass per "
+    "iteration, call the function once per pass."
 )
 
 
-def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
-    """A `for` over a Dataset inside a function: the elements are read while
-    tracing and stacked; each run of consecutive elements of one shape is one
-    loop over its stack (a partial last batch is a second loop), so the body is
-    traced once per shape, not once per element."""
-    groups: list = []
-    warnings.warn(_DATASET_READ_ONCE, UserWarning, stacklevel=4)
-    with context.paused_tapes(), state_scope.creating_state():  # host values
+class _DatasetPass:
+    """One pass over a Dataset, as a `for` inside a function reads it: runs
+    of consecutive elements of one structure and shape, each stacked leaf by
+    leaf into a hidden Variable (an input of the compiled program, not a
+    constant). Before each later call the Dataset is read again and the
+    Variables take the new pass (TF reads the Dataset per call)."""
+
+    def __init__(self, dataset, groups):
+        self.dataset = weakref.ref(dataset)
+        self.signatures = [sig for sig, _ in groups]
+        with state_scope.creating_state():
+            self.holders = [
+                [Variable(a, trainable=False, name="dataset_pass") for a in arrays]
+                for _, arrays in groups
+            ]
+        self.unread = True  # this pass is the one the tracing call reads
+
+    def refresh(self) -> None:
+        if self.unread:
+            self.unread = False
+            return
+        dataset = self.dataset()
+        if dataset is None:
+            return
+        groups = _read_pass(dataset)
+        signatures = [sig for sig, _ in groups]
+        if signatures != self.signatures:
+            raise ValueError(
+                "A Dataset iterated by a `for` loop inside jaxtape.function changed "
+                "its number of elements or their shapes since the function was "
+                f"traced ({_pass_text(self.signatures)}, now "
+                f"{_pass_text(signatures)}). jaxtape compiles the loop for one "
+                "sequence of element shapes: keep the Dataset's length and shapes "
+                "fixed (e.g. `batch(n, drop_remainder=True)`), or iterate it outside "
+                "the function and pass each batch as an argument."
+            )
+        for holders, (_, arrays) in zip(self.holders, groups):
+            for holder, array in zip(holders, arrays):
+                holder.assign(array)
+
+
+_passes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _read_pass(dataset) -> list:
+    """One pass over `dataset`, read on the host: for each run of elements of
+    one structure and shape, `((treedef, leaf shapes and dtypes, length),
+    stacked leaves)`."""
+    with context.paused_tapes(), state_scope.creating_state():
         elements = list(dataset)
+    groups: list = []
     for element in elements:
         leaves, treedef = _leaves(element)
         sig = (treedef, tuple((np.shape(x), np.dtype(_dtype_of(x))) for x in leaves))
@@ -827,13 +871,50 @@ def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
             groups[-1][1].append(leaves)
         else:
             groups.append((sig, [leaves]))
-    for (treedef, _), rows in groups:
-        stacked = [
-            creation_ops.convert_to_tensor(
-                np.stack([np.asarray(_value(r[k])) for r in rows])
-            )
-            for k in range(len(rows[0]))
+    out = []
+    for (treedef, specs), rows in groups:
+        arrays = [
+            np.stack([np.asarray(_value(r[k])) for r in rows])
+            for k in range(len(specs))
         ]
+        out.append(((treedef, specs, len(rows)), arrays))
+    return out
+
+
+def _pass_text(signatures) -> str:
+    """`3 of [(8, 1), (8, 1)] + 1 of [(4, 1), (4, 1)]`: runs of element shapes."""
+    return " + ".join(
+        f"{n} of {[tuple(shape) for shape, _ in specs]}" for _, specs, n in signatures
+    )
+
+
+def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
+    """A `for` over a Dataset inside a function: each run of consecutive
+    elements of one shape is one loop over its stacked leaves (a partial last
+    batch is a second loop), so the body is traced once per shape, not once
+    per element; the stacks are program inputs, refilled per call (TF reads
+    the Dataset per call), except for a Dataset the traced code makes."""
+    if dataset._made_in_function:
+        # Made by the traced code itself: read now, its elements constants
+        # (each trace makes a new one, so no Variables can hold its pass).
+        groups = [
+            (sig, list(map(creation_ops.constant, a))) for sig, a in _read_pass(dataset)
+        ]
+    else:
+        p = _passes.get(dataset)
+        if p is None:
+            p = _passes[dataset] = _DatasetPass(dataset, _read_pass(dataset))
+        if not _trace.before_each_call(p.refresh):
+            raise NotImplementedError(  # (staged loops run only while tracing)
+                "a `for` loop over a Dataset outside jaxtape.function's tracing"
+            )
+        if any(isinstance(s, _capture.BranchScope) for s in state_scope._stack.scopes):
+            warnings.warn(_DATASET_IN_LOOP, UserWarning, stacklevel=4)
+        groups = [
+            (sig, [h.read_value() for h in hs])
+            for sig, hs in zip(p.signatures, p.holders)
+        ]
+    for (treedef, _, n), stacked in groups:
 
         def element(i, stacked=stacked, treedef=treedef):
             return jax.tree_util.tree_unflatten(
@@ -841,7 +922,7 @@ def _dataset_loop(dataset, extra_test, body, get_state, set_state, names, opts):
             )
 
         _counted_loop(
-            len(rows),
+            n,
             lambda k: k,
             element,
             extra_test,

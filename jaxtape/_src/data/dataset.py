@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from jaxtape._src.core import errors
+from jaxtape._src.core import context, errors
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorSpec
 from jaxtape._src.state import random_ops
@@ -155,6 +155,8 @@ class Dataset:
         self._cardinality = int(cardinality)
         self._spec = spec
         self._slices = None  # the arrays of a `from_tensor_slices` source
+        # Made while jaxtape.function traces: a `for` over it reads it then.
+        self._made_in_function = context.state.function_depth > 0
 
     # -- sources ---------------------------------------------------------------
     @staticmethod

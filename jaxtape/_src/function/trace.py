@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -49,6 +50,24 @@ _UNSETTLED = jax.jit(_unsettled)  # (a program's stand-in: raises when traced)
 _serials = itertools.count()
 
 
+class _Traces(threading.local):
+    def __init__(self):
+        self.stack: list = []  # the _Traces being traced, innermost last
+
+
+_traces = _Traces()
+
+
+def before_each_call(hook: Callable[[], None]) -> bool:
+    """Runs `hook()` before every later run of the trace being traced (a
+    `for` over a Dataset reads the Dataset anew per call, as TF does).
+    False when no jaxtape.function is tracing."""
+    if not _traces.stack:
+        return False
+    _traces.stack[-1].before_call.append(hook)
+    return True
+
+
 class _Trace:
     """One compiled program for one input signature."""
 
@@ -58,6 +77,7 @@ class _Trace:
         # A symbolic trace (`specialize`): the array leaves' symbolic avals and
         # where their unknown sizes sit; None for a trace of concrete shapes.
         self.poly = poly
+        self.before_call: list[Callable[[], None]] = []  # `before_each_call`
         self.poly_failed = False  # a size it could not be specialized to
         self.key: Any = None  # the trace's key (`signature`), set by Function
         self.signature: Any = None  # (args, kwargs) as TF prints them
@@ -110,9 +130,13 @@ class _Trace:
             first = next(iter([*var_vals, *leaf_vals]), None)
             frame = getattr(getattr(first, "_trace", None), "frame", None)
             _probe.current.current = (self, frame, *probe[2:])
-        with context.paused_tapes(), _tracing():
-            with _scope.state_scope(pairs, _scope.RecordingScope) as scope:
-                out = self.fn(*args, **kwargs)
+        _traces.stack.append(self)
+        try:
+            with context.paused_tapes(), _tracing():
+                with _scope.state_scope(pairs, _scope.RecordingScope) as scope:
+                    out = self.fn(*args, **kwargs)
+        finally:
+            _traces.stack.pop()
         self.traced = True
         self.misses = {k: v for k, v in scope.misses.items()}
         self.used = set(scope.read) | set(scope.written)
@@ -251,6 +275,8 @@ class _Trace:
         check raises afterwards. `objs`: the caller's argument objects, given
         when outer tapes record the whole call as one op (`_CompiledCall`).
         """
+        for hook in self.before_call:
+            hook()
         with state_lock:
             try:
                 if objs is not None:
