@@ -1,0 +1,335 @@
+"""Keras's hashing and lookup layers: Hashing, IntegerLookup, StringLookup.
+Layer L5.
+
+jaxtape has no string tensors: strings live on the host as NumPy arrays
+(or lists), and these layers run eagerly on the host (as Keras runs them on
+TF's CPU ops), returning integer or encoded Tensors. Called inside a
+compiled function (`jaxtape.function`, traced values) they raise a
+TypeError that says to apply them in the input pipeline (`Dataset.map`) or
+before the compiled step. Hash values are TF's (FarmHash Fingerprint64,
+`farmhash.py`), so bins match tf.keras's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.core
+import numpy as np
+
+from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.keras.layers.base import Layer
+from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
+from jaxtape._src.keras.layers.preprocessing.numeric import _batches, _encode
+
+__all__ = [
+    "Hashing",
+    "IntegerLookup",
+    "StringLookup",
+]
+
+_MODES = ("int", "one_hot", "multi_hot", "count")
+
+
+def _host(layer, inputs) -> np.ndarray:
+    """The inputs as a NumPy array on the host (strings as `str`)."""
+    if isinstance(inputs, Tensor):
+        if isinstance(inputs._v, jax.core.Tracer):
+            raise TypeError(
+                f"{type(layer).__name__} layer {layer.name!r} runs on the host "
+                "(strings are NumPy arrays in jaxtape) and cannot be called inside "
+                "a compiled function. Apply it in the input pipeline "
+                "(`dataset.map(layer)`) or before the `jaxtape.function` step."
+            )
+        return inputs.numpy()
+    arr = np.asarray(inputs)
+    if arr.dtype.kind in "SO":
+        arr = np.vectorize(
+            lambda v: v.decode("utf-8") if isinstance(v, bytes) else str(v),
+            otypes=[object],
+        )(arr)
+        arr = arr.astype(str) if arr.size else arr.astype("U1")
+    return arr
+
+
+def _hash_bins(values: np.ndarray, bins: int) -> np.ndarray:
+    """TF's `to_hash_bucket_fast` of each value (numbers as `as_string`)."""
+    if values.dtype.kind == "f":
+        values = values.astype(np.int64)
+    flat = [
+        fingerprint64(str(v).encode("utf-8")) % bins
+        for v in values.reshape(-1).tolist()
+    ]
+    return np.asarray(flat, np.int64).reshape(values.shape)
+
+
+def _encoded(layer, ids: np.ndarray, depth: int, dtype: str):
+    """Keras's `encode_categorical_inputs` of host ids as a Tensor (`dtype`
+    for the encoded modes: the layer's, or int64 for lookups, as Keras)."""
+    if layer.output_mode == "int":
+        return Tensor(jax.numpy.asarray(ids.astype(np.int64)))
+    if layer.output_mode == "one_hot" and ids.ndim and ids.shape[-1] == 1:
+        ids = ids[..., 0]
+    return _encode(ids, np.True_, depth, layer.output_mode, dtype)
+
+
+class Hashing(Layer):
+    """Hashes values into `num_bins` bins (Keras's `Hashing`), with TF's
+    FarmHash (strings; numbers hash their decimal text), so the bins are
+    tf.keras's. `mask_value` gets bin 0; `output_mode` `'int'` (int64) or
+    one of CategoryEncoding's modes. Eager only (host strings).
+
+    Differences from Keras: `salt` (SipHash) and `sparse=True` raise
+    NotImplementedError.
+    """
+
+    def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int",
+                 sparse=False, **kwargs):  # fmt: skip
+        if salt is not None:
+            raise NotImplementedError(
+                "Hashing(salt=...) (TF's SipHash `to_hash_bucket_strong`) is not "
+                "supported by jaxtape; leave `salt` unset."
+            )
+        if sparse:
+            raise NotImplementedError("Hashing(sparse=True) is not supported.")
+        kwargs.setdefault("dtype", "int64" if output_mode == "int" else "float32")
+        super().__init__(**kwargs)
+        if num_bins is None or num_bins <= 0:
+            raise ValueError(
+                "The `num_bins` for `Hashing` cannot be `None` or non-positive "
+                f"values. Received: num_bins={num_bins}."
+            )
+        if output_mode not in _MODES:
+            raise ValueError(
+                "Invalid value for argument `output_mode`. Expected one of "
+                f"{_MODES}. Received: output_mode={output_mode}"
+            )
+        self.num_bins, self.mask_value = int(num_bins), mask_value
+        self.output_mode, self.salt, self.sparse = output_mode, None, False
+        self._autocast = False
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.call(_host(self, inputs))
+
+    def call(self, inputs):
+        values = _host(self, inputs)
+        bins = self.num_bins
+        mask = None
+        if self.mask_value is not None and bins > 1:
+            bins -= 1
+            mask = values == np.asarray(self.mask_value).astype(values.dtype)
+        out = _hash_bins(values, bins)
+        if mask is not None:
+            out = np.where(mask, 0, out + 1)
+        return _encoded(self, out, self.num_bins, self.dtype)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_bins": self.num_bins,
+            "salt": self.salt,
+            "mask_value": self.mask_value,
+            "output_mode": self.output_mode,
+            "sparse": self.sparse,
+        }
+
+
+class _IndexLookup(Layer):
+    """Keras's `IndexLookup` on the host: vocabulary (given or adapted by
+    frequency, ties by token, descending, as Keras), mask and OOV indices
+    first, `invert`, and CategoryEncoding's output modes."""
+
+    _DEFAULT_OOV: Any = None
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None,
+                 oov_token=None, vocabulary=None, invert=False, output_mode="int",
+                 sparse=False, pad_to_max_tokens=False, idf_weights=None,
+                 **kwargs):  # fmt: skip
+        for arg, value in (("sparse", sparse), ("idf_weights", idf_weights)):
+            if value:
+                raise NotImplementedError(
+                    f"{type(self).__name__}({arg}=...) is not supported by jaxtape."
+                )
+        if output_mode == "tf_idf":
+            raise NotImplementedError(
+                f"{type(self).__name__}(output_mode='tf_idf') is not supported by "
+                "jaxtape; use 'count' and weigh the counts."
+            )
+        kwargs.pop("vocabulary_dtype", None)
+        kwargs.pop("encoding", None)
+        kwargs.pop("oov_method", None)
+        super().__init__(**kwargs)
+        if output_mode not in _MODES:
+            raise ValueError(
+                "Invalid value for argument `output_mode`. Expected one of "
+                f"{_MODES}. Received: output_mode={output_mode}"
+            )
+        if num_oov_indices < 0:
+            raise ValueError(
+                "`num_oov_indices` must be greater than or equal to 0. "
+                f"Received: num_oov_indices={num_oov_indices}"
+            )
+        if invert and output_mode != "int":
+            raise ValueError(
+                "`output_mode` must be `'int'` when `invert` is true. Received: "
+                f"output_mode={output_mode}"
+            )
+        self.max_tokens, self.num_oov_indices = max_tokens, int(num_oov_indices)
+        self.mask_token = mask_token
+        self.oov_token = self._DEFAULT_OOV if oov_token is None else oov_token
+        self.invert, self.output_mode = invert, output_mode
+        self.pad_to_max_tokens, self.sparse = pad_to_max_tokens, False
+        self._autocast = False
+        self._vocab: list = []
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+
+    def _key(self, v):
+        raise NotImplementedError
+
+    def _reserved(self) -> list:
+        head = [] if self.mask_token is None else [self._key(self.mask_token)]
+        return head + [self._key(self.oov_token)] * self.num_oov_indices
+
+    def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
+        """Sets the vocabulary (without the mask and OOV tokens)."""
+        if idf_weights is not None:
+            raise NotImplementedError("idf_weights are not supported by jaxtape.")
+        vocab = [self._key(v) for v in np.asarray(vocabulary).reshape(-1).tolist()]
+        if len(set(vocab)) != len(vocab):
+            repeated = sorted({v for v in vocab if vocab.count(v) > 1})
+            raise ValueError(
+                "The passed vocabulary has at least one repeated term. Please "
+                f"uniquify your dataset. The repeated terms are: {repeated}"
+            )
+        reserved = set(self._reserved())
+        if any(v in reserved for v in vocab):
+            raise ValueError(
+                f"Found reserved tokens in `vocabulary`: {sorted(reserved)}. The "
+                "mask and OOV tokens are added by the layer; remove them."
+            )
+        self._vocab = vocab
+        self._index = {v: i for i, v in enumerate(self._reserved() + vocab)}
+
+    def adapt(self, data, steps=None) -> None:
+        """Builds the vocabulary from `data`, most frequent first."""
+        _, batches = _batches(data, type(self).__name__)
+        counts: dict = {}
+        for i, batch in enumerate(batches):
+            if steps is not None and i >= steps:
+                break
+            for v in _host(self, batch).reshape(-1).tolist():
+                key = self._key(v)
+                counts[key] = counts.get(key, 0) + 1
+        for token in self._reserved():
+            counts.pop(token, None)
+        tokens = sorted(counts, key=lambda t: (counts[t], t), reverse=True)
+        if self.max_tokens is not None:
+            tokens = tokens[: max(self.max_tokens - len(self._reserved()), 0)]
+        self.set_vocabulary(tokens)
+
+    def get_vocabulary(self, include_special_tokens=True) -> list:
+        vocab = list(self._vocab)
+        return self._reserved() + vocab if include_special_tokens else vocab
+
+    def vocabulary_size(self) -> int:
+        return len(self._reserved()) + len(self._vocab)
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.call(_host(self, inputs))
+
+    def call(self, inputs):
+        values = _host(self, inputs)
+        if not self._vocab and not hasattr(self, "_index"):
+            self._index = {v: i for i, v in enumerate(self._reserved())}
+        if self.invert:
+            table = self.get_vocabulary()
+            oov = self._key(self.oov_token)
+            flat = [
+                table[i] if 0 <= i < len(table) else oov
+                for i in values.reshape(-1).tolist()
+            ]
+            if self.mask_token is not None:
+                flat = [
+                    self._key(self.mask_token) if i == 0 else f
+                    for i, f in zip(values.reshape(-1).tolist(), flat)
+                ]
+            return np.asarray(flat).reshape(values.shape)
+        start = 0 if self.mask_token is None else 1
+        keys = [self._key(v) for v in values.reshape(-1).tolist()]
+        ids = []
+        for k in keys:
+            if self.mask_token is not None and k == self._key(self.mask_token):
+                ids.append(0)
+            elif k in self._index and self._index[k] >= start + self.num_oov_indices:
+                ids.append(self._index[k])
+            elif self.num_oov_indices == 0:
+                from jaxtape._src.core import errors
+
+                raise errors.invalid_argument(
+                    "When `num_oov_indices=0` all inputs should be in vocabulary, "
+                    f"found OOV values [{k}], consider setting `num_oov_indices=1`.",
+                    None,
+                )
+            else:
+                ids.append(start + self._oov_bucket(k))
+        out = np.asarray(ids, np.int64).reshape(values.shape)
+        depth = (
+            self.max_tokens
+            if self.pad_to_max_tokens and self.max_tokens
+            else self.vocabulary_size()
+        )
+        return _encoded(self, out, depth, "int64")
+
+    def _oov_bucket(self, key) -> int:
+        if self.num_oov_indices == 1:
+            return 0
+        return fingerprint64(str(key).encode("utf-8")) % self.num_oov_indices
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "max_tokens": self.max_tokens,
+            "num_oov_indices": self.num_oov_indices,
+            "mask_token": self.mask_token,
+            "oov_token": self.oov_token,
+            "invert": self.invert,
+            "output_mode": self.output_mode,
+            "pad_to_max_tokens": self.pad_to_max_tokens,
+            "vocabulary": list(self._vocab) or None,
+        }
+
+
+class StringLookup(_IndexLookup):
+    """Maps strings to integer ids (Keras's `StringLookup`): index 0 is the
+    mask token if there is one, then `num_oov_indices` OOV ids (`[UNK]`;
+    several are FarmHash buckets, as Keras), then the vocabulary. Host-side
+    and eager: inputs are NumPy string arrays or lists; ids are int64
+    Tensors (`invert=True` maps ids back to a NumPy string array).
+
+    Differences from Keras: `tf_idf`, `sparse`, `idf_weights` and
+    vocabulary files raise NotImplementedError.
+    """
+
+    _DEFAULT_OOV = "[UNK]"
+
+    def _key(self, v):
+        return v.decode("utf-8") if isinstance(v, bytes) else str(v)
+
+
+class IntegerLookup(_IndexLookup):
+    """Maps integers to contiguous ids (Keras's `IntegerLookup`): as
+    StringLookup, with OOV token -1; several OOV ids are `value mod
+    num_oov_indices`, as Keras's default. Host-side and eager.
+
+    Differences from Keras: as StringLookup's.
+    """
+
+    _DEFAULT_OOV = -1
+
+    def _key(self, v):
+        return int(v)
+
+    def _oov_bucket(self, key) -> int:
+        return int(np.mod(key, self.num_oov_indices)) if self.num_oov_indices else 0
