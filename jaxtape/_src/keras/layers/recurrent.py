@@ -28,6 +28,7 @@ from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import activations, regularizers, serialization
 from jaxtape._src.keras.layers.base import Layer, _layer_scope
+from jaxtape._src.keras.layers.core import add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.ops import array_ops, creation_ops, math_ops
 from jaxtape._src.state.random_ops import next_key
@@ -61,9 +62,10 @@ def _value(x):
 
 # -- the op: one lax.scan per layer call --------------------------------------------
 class _Loop:
-    """The static params of one RNN call: the cell (by identity), its
-    Variables, the states' structure and the layer's flags. The recorded op's
-    param and the key of its compiled body."""
+    """The static params of one RNN call: the cell, its Variables, the
+    states' structure and the layer's flags. The recorded op's param and the
+    key of its compiled body: built-in cells compare by their configuration
+    (two `LSTM(64)` layers share one compiled loop), other cells by identity."""
 
     __slots__ = (
         "cell",
@@ -74,6 +76,7 @@ class _Loop:
         "has_mask",
         "dropout",
         "flags",
+        "_key",
     )
 
     def __init__(self, cell, state_def, output_size, has_mask, dropout, flags):
@@ -83,31 +86,60 @@ class _Loop:
         self.n_states = state_def.num_leaves
         self.output_size = int(output_size)
         self.has_mask = bool(has_mask)
-        # ((path of a cell in the stack, input dim, rate, recurrent rate,
-        # mask count), ...): the dropout masks drawn for this call.
+        # ((path of a cell in the stack, input dim, units, rate, recurrent
+        # rate, mask count), ...): the dropout masks drawn for this call.
         self.dropout = dropout
         # (go_backwards, return_sequences, zero_output_for_mask, unroll, training)
         self.flags = flags
-
-    def _key(self):
-        return (
-            tuple(map(id, self.variables)),
-            self.state_def,
+        self._key = (
+            _cell_key(cell),
+            len(self.variables),
+            state_def,
             self.output_size,
             self.has_mask,
-            self.dropout,
-            self.flags,
+            dropout,
+            flags,
         )
 
     def __eq__(self, other):
-        return (
-            isinstance(other, _Loop)
-            and other.cell is self.cell
-            and other._key() == self._key()
-        )
+        return isinstance(other, _Loop) and other._key == self._key
 
     def __hash__(self):
-        return hash((id(self.cell), self._key()))
+        return hash(self._key)
+
+
+class _ByIdentity:
+    """A cell compared by identity (a user's cell may compute anything)."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def __eq__(self, other):
+        return isinstance(other, _ByIdentity) and other.cell is self.cell
+
+    def __hash__(self):
+        return id(self.cell)
+
+
+def _cell_key(cell):
+    """What a cell's step computes, given its weights: a built-in cell's
+    class and configuration, or the cell itself."""
+    if type(cell) in (SimpleRNNCell, LSTMCell, GRUCell):
+        return (
+            type(cell),
+            cell.units,
+            cell.activation,
+            cell.recurrent_activation,
+            cell.use_bias,
+            getattr(cell, "reset_after", None),
+            cell.implementation,
+            cell.dtype,
+        )
+    if type(cell) is StackedRNNCells:
+        return (StackedRNNCells, *(_cell_key(c) for c in cell.cells))
+    return _ByIdentity(cell)
 
 
 def _cell_variables(cell) -> list:
@@ -749,12 +781,8 @@ class RNN(Layer):
                 f"cell={cell}"
             )
         activity_regularizer = kwargs.pop("activity_regularizer", None)
-        if activity_regularizer is not None:
-            raise NotImplementedError(
-                f"{type(self).__name__}(activity_regularizer=...) is not supported "
-                "by jaxtape; add the penalty with `layer.add_loss`."
-            )
         super().__init__(**kwargs)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.cell = cell
         self.return_sequences = bool(return_sequences)
@@ -892,6 +920,9 @@ class RNN(Layer):
         if self.stateful and self.states is not None:
             for v, s in zip(self.states, final):
                 v.assign(s)
+        if self.activity_regularizer is not None:  # Keras 3: on every output
+            for t in [output, *final] if self.return_state else [output]:
+                add_activity_loss(self, self.activity_regularizer, t)
         if not self.return_state:
             return output
         states = jax.tree_util.tree_unflatten(state_def, final)
@@ -907,6 +938,10 @@ class RNN(Layer):
             "unroll": self.unroll,
             "zero_output_for_mask": self.zero_output_for_mask,
         }
+        if self.activity_regularizer is not None:
+            cfg["activity_regularizer"] = regularizers.serialize(
+                self.activity_regularizer
+            )
         cfg["cell"] = serialization.serialize_layer(self.cell)
         return cfg
 
@@ -986,13 +1021,19 @@ class _BuiltinRNN(RNN):
         cell_cfg = self.cell.get_config()
         for key in ("name", "trainable", "dtype"):
             cell_cfg.pop(key, None)
-        return {**cfg, **cell_cfg}
+        if isinstance(self, SimpleRNN):
+            del cell_cfg["seed"]  # (Keras 3's SimpleRNN leaves it out)
+        cfg = {**cfg, **cell_cfg}
+        cfg["activity_regularizer"] = (
+            None
+            if self.activity_regularizer is None
+            else regularizers.serialize(self.activity_regularizer)
+        )
+        return cfg
 
     @classmethod
     def from_config(cls, config: dict) -> Any:
-        cfg = dict(config)
-        cfg.pop("activity_regularizer", None)
-        return cls(**cfg)
+        return cls(**config)
 
 
 class SimpleRNN(_BuiltinRNN):
