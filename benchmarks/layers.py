@@ -8,18 +8,24 @@ Adam step with donated state. Median ms per step after warm-up; the ratio
 is paired (the median of per-round ratios, the two sides alternating), so
 compare ratios, not absolute times, on a busy machine.
 
-Rows (a row is a function `name -> (jaxtape_step, jax_step)`; add yours to
-`ROWS`):
-  mha: MultiHeadAttention self-attention, batch 32, sequence 128, 8 heads x
-       64 (model width 512), loss mean((mha(x, x) - y)^2).
+Rows (a row is a function `quick -> (jaxtape_step, jax_step, shape[,
+extra])`, `extra` a dict `label -> (step, baseline)` of more paired lines;
+add yours to `ROWS`):
+  mha:  MultiHeadAttention self-attention, batch 32, sequence 128, 8 heads x
+        64 (model width 512), loss mean((mha(x, x) - y)^2).
+  lstm: LSTM(128) + Dense(1) head, batch 64, 100 steps of 32 features, MSE,
+        SGD (keras / optax); the baseline is a `lax.scan` LSTM. Extra lines:
+        jaxtape eager vs tf.keras eager, jaxtape.function vs tf.function
+        (when TensorFlow is installed), eager vs jaxtape.function.
 
-Run: python benchmarks/layers.py [--quick] [--only mha]
+Run: python benchmarks/layers.py [--quick] [--only mha|lstm] [--no-tf]
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import math
 import platform
 
@@ -34,7 +40,11 @@ import jaxtape
 
 def _adam_jax_step(loss, params):
     """`jax.jit(value_and_grad)` + optax Adam with donated parameters/state."""
-    tx = optax.adam(1e-3)
+    return _optax_jax_step(loss, params, optax.adam(1e-3))
+
+
+def _optax_jax_step(loss, params, tx):
+    """`jax.jit(value_and_grad)` + the optax `tx` with donated parameters/state."""
     state = {"params": params, "opt": tx.init(params)}
 
     @functools.partial(jax.jit, donate_argnums=(0, 1))
@@ -104,14 +114,114 @@ def mha_row(quick: bool):
     )
 
 
-ROWS = {"mha": mha_row}
+def _tensorflow():
+    """Real TF (the test-only `parity` extra) if installed and wanted, or None."""
+    if _NO_TF:
+        return None
+    try:
+        import tensorflow
+    except ImportError:  # pragma: no cover
+        return None
+    gc.collect()
+    gc.freeze()  # its import's heap would slow every later collection
+    return tensorflow
+
+
+_NO_TF = False
+
+
+def _keras_lstm_step(mod, units, x, y, compiled):
+    """A Keras LSTM + Dense(1) training step of `mod` (jaxtape or tf): tape,
+    gradient, SGD."""
+    model = mod.keras.Sequential(
+        [mod.keras.layers.LSTM(units), mod.keras.layers.Dense(1)]
+    )
+    model(x[:1])
+    opt = mod.keras.optimizers.SGD(0.01)
+
+    def step(x, y):
+        with mod.GradientTape() as tape:
+            loss = mod.reduce_mean(mod.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return model, (mod.function(step) if compiled else step)
+
+
+def lstm_row(quick: bool):
+    """LSTM(128) + Dense(1), batch 64 x 100 steps x 32 features, SGD."""
+    batch, steps, features, units = (16, 20, 8, 32) if quick else (64, 100, 32, 128)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(batch, steps, features)).astype(np.float32)
+    y = rng.normal(size=(batch, 1)).astype(np.float32)
+    model, compiled = _keras_lstm_step(jaxtape, units, x, y, compiled=True)
+    _, eager = _keras_lstm_step(jaxtape, units, x, y, compiled=False)
+
+    # The same computation in JAX: kernel (features, 4u), recurrent (u, 4u),
+    # bias (4u,), gates i, f, c, o (Keras's order); head kernel (u, 1), bias.
+    def loss(params, x, y):
+        kernel, recurrent, bias, head_k, head_b = params
+
+        def cell(carry, x_t):
+            h, c = carry
+            z = x_t @ kernel + h @ recurrent + bias
+            i, f, g, o = jnp.split(z, 4, axis=-1)
+            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            return (h, c), None
+
+        zeros = jnp.zeros((x.shape[0], units), x.dtype)
+        (h, _), _ = jax.lax.scan(cell, (zeros, zeros), jnp.swapaxes(x, 0, 1))
+        return jnp.mean(jnp.square(h @ head_k + head_b - y))
+
+    params = [jnp.asarray(w) for w in model.get_weights()]
+    jax_step = _optax_jax_step(loss, params, optax.sgd(0.01))
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+    xt, yt = jaxtape.constant(x), jaxtape.constant(y)
+    np.testing.assert_allclose(  # the baseline computes what the model does
+        float(loss(params, xj, yj)),
+        float(jaxtape.reduce_mean(jaxtape.square(model(x) - y))),
+        rtol=1e-4,
+    )
+    extra = {
+        "eager vs jaxtape.function": (
+            lambda: eager(xt, yt).numpy(),
+            lambda: compiled(xt, yt).numpy(),
+        )
+    }
+    tf = _tensorflow()
+    if tf is not None:
+        _, tf_eager = _keras_lstm_step(tf, units, x, y, compiled=False)
+        _, tf_compiled = _keras_lstm_step(tf, units, x, y, compiled=True)
+        xs, ys = tf.constant(x), tf.constant(y)
+        extra["eager vs tf.keras eager"] = (
+            lambda: eager(xt, yt).numpy(),
+            lambda: tf_eager(xs, ys).numpy(),
+        )
+        extra["jaxtape.function vs tf.function"] = (
+            lambda: compiled(xt, yt).numpy(),
+            lambda: tf_compiled(xs, ys).numpy(),
+        )
+    return (
+        lambda: compiled(xt, yt).numpy(),
+        lambda: jax_step(xj, yj).block_until_ready(),
+        f"batch {batch}, {steps} steps, {units} units",
+        extra,
+    )
+
+
+ROWS = {"mha": mha_row, "lstm": lstm_row}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small shapes, few reps")
     parser.add_argument("--only", choices=sorted(ROWS), default=None)
+    parser.add_argument("--no-tf", action="store_true", help="skip TensorFlow")
     args = parser.parse_args(argv)
+    global _NO_TF
+    _NO_TF = args.no_tf
     device = jax.devices()[0]
     print(
         f"jaxtape {jaxtape.__version__}, jax {jax.__version__}, {device.platform} "
@@ -123,12 +233,15 @@ def main(argv=None):
     for name, row in ROWS.items():
         if args.only and name != args.only:
             continue
-        ours, baseline, shape = row(args.quick)
+        ours, baseline, shape, *rest = row(args.quick)
         (t_ours, t_jax), ratio = _timing.interleaved([ours, baseline], reps, rounds)
         print(
             f"{name:6} {shape:34} {t_ours * 1e3:14.2f} ms {t_jax * 1e3:7.2f} ms "
             f"{ratio:6.2f}"
         )
+        for label, (a, b) in (rest[0] if rest else {}).items():
+            (t_a, t_b), ratio = _timing.interleaved([a, b], reps // 2, rounds)
+            print(f"  {label:38} {t_a * 1e3:11.2f} ms {t_b * 1e3:7.2f} ms {ratio:6.2f}")
 
 
 if __name__ == "__main__":
