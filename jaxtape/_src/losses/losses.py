@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import config, dtypes, registry
+from jaxtape._src.core import config, dtypes, errors, registry
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import loss_ops, math_ops
@@ -487,6 +487,23 @@ def _align(values, w):
     return values, w
 
 
+def _check_weight_shape(name, losses, sample_weight):
+    """TF's error for weights that do not broadcast against the loss values."""
+    values, w = _shape_of(losses), _shape_of(sample_weight)
+    a, b = _align(
+        np.broadcast_to(np.float32(0), values), np.broadcast_to(np.float32(0), w)
+    )
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise errors.invalid_argument(
+            f"Incompatible shapes: the loss {name!r} gives values of shape "
+            f"{values} and sample_weight has shape {w}. Pass one weight per "
+            "sample (or per loss value).",
+            "Mul",
+        ) from None
+
+
 def _reduce_body(losses, w, mask, reduction):
     """Keras's `reduce_weighted_values`: mask merged into the weights (valid
     entries weigh `total / valid` under a mean), weights applied, reduced."""
@@ -579,6 +596,8 @@ class Loss:
             y_pred = math_ops.cast(y_pred, self.dtype)
             y_true = math_ops.cast(y_true, self.dtype)
         losses = self.call(y_true, y_pred)
+        if sample_weight is not None:
+            _check_weight_shape(self.name, losses, sample_weight)
         mask = self._mask(y_true, y_pred, losses)
         if mask is not None:
             if sample_weight is not None:

@@ -51,6 +51,7 @@ class _ThresholdMetric(Metric):
     def __init__(
         self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None
     ):
+        self.init_thresholds = thresholds
         if thresholds is None:
             # Keras: with top_k, every top-k prediction counts as positive.
             thresholds = [0.5] if top_k is None else [-1e10]
@@ -71,10 +72,9 @@ class _ThresholdMetric(Metric):
         return [("true_positives", z), (self._OTHER_NAME, z)]
 
     def get_config(self) -> dict:
-        given = None if self.thresholds == (-1e10,) else list(self.thresholds)
         return {
             **super().get_config(),
-            "thresholds": given[0] if given and self._single else given,
+            "thresholds": self.init_thresholds,
             "top_k": self.top_k,
             "class_id": self.class_id,
         }

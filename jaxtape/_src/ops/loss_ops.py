@@ -238,6 +238,12 @@ def circle(labels, y_pred, ref_labels, ref_embeddings, remove_diagonal, gamma, m
     return jax.nn.softplus(p_loss + n_loss)
 
 
+@jax.jit  # compiled: a tape's eager replay of its scan would run op by op
+def _optax_ctc(logits, logit_pad, labels, label_pad):
+    with jax.numpy_dtype_promotion("standard"):  # optax's float64 one-hots (x64)
+        return optax.ctc_loss(logits, logit_pad, labels, label_pad, blank_id=0)
+
+
 def ctc(labels, logits):
     """CTC loss per sample: `labels` (batch, max_label_length) int, 0 padding
     and blank; `logits` (batch, time, classes), every step valid (Keras's)."""
@@ -245,5 +251,5 @@ def ctc(labels, logits):
     logits = logits.astype(jnp.float32) if dtype == jnp.float64 else logits
     logit_pad = jnp.zeros(logits.shape[:2], logits.dtype)
     label_pad = (labels == 0).astype(logits.dtype)
-    out = optax.ctc_loss(logits, logit_pad, labels, label_pad, blank_id=0)
+    out = _optax_ctc(logits, logit_pad, labels, label_pad)
     return out.astype(dtype)
