@@ -391,3 +391,46 @@ def test_lookup_layers_are_host_side():
     ints = L.IntegerLookup(vocabulary=[3, 4])
     with pytest.raises(TypeError, match="input pipeline"):
         jt.function(lambda x: ints(x))(np.array([3, 4]))
+
+
+def test_farmhash_fingerprint64_is_tf_to_hash_bucket_fast(tf):
+    from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
+
+    rng = np.random.default_rng(5)
+    lengths = [*range(0, 70), 96, 127, 128, 129, 200, 1000]
+    data = [rng.integers(0, 256, n).astype(np.uint8).tobytes() for n in lengths]
+    want = tf.strings.to_hash_bucket_fast(tf.constant(data), 2**62).numpy()
+    assert [fingerprint64(s) % 2**62 for s in data] == want.tolist()
+
+
+TEXT = np.array(
+    ["The cat sat.", "the dog, the CAT!", "a bird sat on the mat", "Dogs & cats"]
+)
+TEXT_VECTORIZATION = [
+    {},
+    {"max_tokens": 6},
+    {"output_sequence_length": 4},
+    {"output_mode": "multi_hot"},
+    {"output_mode": "count", "max_tokens": 5},
+    {"ngrams": 2},
+    {"standardize": "lower", "split": "character", "output_sequence_length": 6},
+    {"standardize": None},
+]
+
+
+@pytest.mark.parametrize(
+    "kwargs", TEXT_VECTORIZATION, ids=[str(k) for k in TEXT_VECTORIZATION]
+)
+def test_text_vectorization_matches_tf_keras(tf, kwargs):
+    x = np.array(["the cat, the bird", "unknown words here", "MAT"])
+    theirs = tf.keras.layers.TextVectorization(**kwargs)
+    ours = L.TextVectorization(**kwargs)
+    theirs.adapt(TEXT)
+    ours.adapt(jt.data.Dataset.from_tensor_slices(TEXT).batch(3))
+    vocab = [
+        v.decode() if isinstance(v, bytes) else str(v) for v in theirs.get_vocabulary()
+    ]
+    assert ours.get_vocabulary() == vocab
+    want, got = np.asarray(theirs(x)), ours(x)
+    assert got.dtype.name == want.dtype.name
+    np.testing.assert_array_equal(got.numpy(), want)

@@ -12,6 +12,7 @@ before the compiled step. Hash values are TF's (FarmHash Fingerprint64,
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jax
@@ -27,6 +28,7 @@ __all__ = [
     "Hashing",
     "IntegerLookup",
     "StringLookup",
+    "TextVectorization",
 ]
 
 _MODES = ("int", "one_hot", "multi_hot", "count")
@@ -333,3 +335,197 @@ class IntegerLookup(_IndexLookup):
 
     def _oov_bucket(self, key) -> int:
         return int(np.mod(key, self.num_oov_indices)) if self.num_oov_indices else 0
+
+
+_PUNCTUATION = re.compile(r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+class TextVectorization(Layer):
+    """Turns strings into token ids or encodings (Keras's
+    `TextVectorization`): standardize (`'lower_and_strip_punctuation'`,
+    `'lower'` (ASCII, as TF's `strings.lower`), `'strip_punctuation'`, None
+    or a callable on one string), split (`'whitespace'`, `'character'`, None
+    or a callable returning a list), `ngrams` (n: widths 1..n, or a tuple
+    of widths), then a StringLookup with mask token `''`. `output_mode`
+    `'int'` pads rows with 0 (to `output_sequence_length` when set,
+    truncating), or CategoryEncoding's modes. Inputs are NumPy string arrays
+    or lists of shape `(n,)` or `(n, 1)`; host-side and eager.
+
+    Differences from Keras: `tf_idf`, `ragged=True`, `sparse=True` and
+    `idf_weights` raise NotImplementedError; callables get Python strings
+    (Keras's get TF string tensors).
+    """
+
+    def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation",
+                 split="whitespace", ngrams=None, output_mode="int",
+                 output_sequence_length=None, pad_to_max_tokens=False,
+                 vocabulary=None, idf_weights=None, sparse=False, ragged=False,
+                 encoding="utf-8", name=None, **kwargs):  # fmt: skip
+        if ragged:
+            raise NotImplementedError(
+                "TextVectorization(ragged=True) is not supported by jaxtape (no "
+                "RaggedTensor outputs here); rows are padded with 0."
+            )
+        if not (
+            standardize is None
+            or callable(standardize)
+            or standardize
+            in ("lower_and_strip_punctuation", "lower", "strip_punctuation")
+        ):
+            raise ValueError(
+                "Invalid value for argument `standardize`. Expected one of "
+                "('lower_and_strip_punctuation', 'lower', 'strip_punctuation'), a "
+                f"callable or None. Received: standardize={standardize}"
+            )
+        if not (
+            split is None or callable(split) or split in ("whitespace", "character")
+        ):
+            raise ValueError(
+                "Invalid value for argument `split`. Expected one of ('whitespace', "
+                f"'character'), a callable or None. Received: split={split}"
+            )
+        if output_mode != "int" and output_sequence_length is not None:
+            raise ValueError(
+                "`output_sequence_length` must not be set if `output_mode` is not "
+                f"'int'. Received output_sequence_length={output_sequence_length}."
+            )
+        if isinstance(ngrams, int):
+            ngrams = tuple(range(1, ngrams + 1))
+        kwargs.pop("vocabulary_size", None)
+        kwargs.pop("has_input_vocabulary", None)
+        super().__init__(name=name, **kwargs)
+        if output_mode == "tf_idf" or idf_weights is not None or sparse:
+            raise NotImplementedError(
+                "TextVectorization's tf_idf mode, idf_weights and sparse=True are "
+                "not supported by jaxtape."
+            )
+        if output_mode not in ("int", "multi_hot", "count"):
+            raise ValueError(
+                "Invalid value for argument `output_mode`. Expected one of "
+                "('int', 'multi_hot', 'count', 'tf_idf'). Received: "
+                f"output_mode={output_mode}"
+            )
+        # Ids from an int lookup; Keras's vocabulary has the mask token ''
+        # only in 'int' mode.
+        self._lookup = StringLookup(
+            max_tokens=max_tokens,
+            vocabulary=vocabulary,
+            mask_token="" if output_mode == "int" else None,
+            name=f"{self.name}_lookup",
+        )
+        self._max_tokens, self._standardize, self._split = (
+            max_tokens,
+            standardize,
+            split,
+        )
+        self._ngrams, self._output_mode = ngrams, output_mode
+        self._output_sequence_length = output_sequence_length
+        self._pad_to_max_tokens, self._encoding = pad_to_max_tokens, encoding
+        self._autocast = False
+
+    def _tokens(self, inputs) -> list:
+        values = _host(self, inputs)
+        if values.ndim > 1:
+            if values.shape[-1] != 1:
+                raise ValueError(
+                    "When using `TextVectorization` to tokenize strings, the input "
+                    "rank must be 1 or the last shape dimension must be 1. "
+                    f"Received: inputs.shape={values.shape} with rank={values.ndim}"
+                )
+            values = values[..., 0]
+        rows = []
+        for text in values.reshape(-1).tolist():
+            text = text.decode(self._encoding) if isinstance(text, bytes) else str(text)
+            if self._standardize in ("lower", "lower_and_strip_punctuation"):
+                text = text.translate(_ASCII_LOWER)
+            if self._standardize in (
+                "strip_punctuation",
+                "lower_and_strip_punctuation",
+            ):
+                text = _PUNCTUATION.sub("", text)
+            if callable(self._standardize):
+                text = self._standardize(text)
+            if self._split is None:
+                tokens = [text]
+            elif self._split == "whitespace":
+                tokens = text.split()
+            elif self._split == "character":
+                tokens = list(text)
+            else:
+                split: Any = self._split  # a callable here
+                tokens = list(split(text))
+            if self._ngrams is not None:
+                tokens = [
+                    " ".join(tokens[i : i + n])
+                    for n in self._ngrams
+                    for i in range(len(tokens) - n + 1)
+                ]
+            rows.append(tokens)
+        return rows
+
+    def adapt(self, data, batch_size=None, steps=None) -> None:
+        """Builds the vocabulary from the standardized, split tokens."""
+        _, batches = _batches(data, "TextVectorization")
+        tokens = []
+        for i, batch in enumerate(batches):
+            if steps is not None and i >= steps:
+                break
+            tokens.extend(t for row in self._tokens(batch) for t in row)
+        self._lookup.adapt([np.asarray(tokens, dtype=str)])
+
+    def get_vocabulary(self, include_special_tokens=True) -> list:
+        return self._lookup.get_vocabulary(include_special_tokens)
+
+    def vocabulary_size(self) -> int:
+        return self._lookup.vocabulary_size()
+
+    def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
+        self._lookup.set_vocabulary(vocabulary, idf_weights)
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.call(inputs)
+
+    def call(self, inputs):
+        rows = self._tokens(inputs)
+        if self._output_mode != "int":
+            depth = (
+                self._max_tokens
+                if self._pad_to_max_tokens and self._max_tokens
+                else self.vocabulary_size()
+            )
+            out = np.zeros((len(rows), depth), np.int64)
+            for r, row in enumerate(rows):
+                if row:
+                    ids = self._lookup(np.asarray(row, dtype=str)).numpy()
+                    out[r] = _rowwise(self._output_mode, ids, depth)
+            return Tensor(jax.numpy.asarray(out))
+        width = max((len(r) for r in rows), default=0)
+        if self._output_sequence_length is not None:
+            width = self._output_sequence_length
+        out = np.zeros((len(rows), width), np.int64)
+        for r, row in enumerate(rows):
+            row = row[:width]
+            if row:
+                out[r, : len(row)] = self._lookup(np.asarray(row, dtype=str)).numpy()
+        return Tensor(jax.numpy.asarray(out))
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "max_tokens": self._max_tokens,
+            "standardize": self._standardize,
+            "split": self._split,
+            "ngrams": self._ngrams,
+            "output_mode": self._output_mode,
+            "output_sequence_length": self._output_sequence_length,
+            "pad_to_max_tokens": self._pad_to_max_tokens,
+            "vocabulary": self._lookup.get_vocabulary(False) or None,
+            "encoding": self._encoding,
+        }
+
+
+def _rowwise(mode, ids, depth):
+    """One row's multi-hot or count vector."""
+    counts = np.bincount(ids, minlength=depth)[:depth]
+    return counts if mode == "count" else (counts > 0).astype(np.int64)

@@ -41,9 +41,12 @@ def _batches(data, layer_name: str):
         arr = np.asarray(data)
         return arr.shape, iter([arr])
     if isinstance(data, Dataset):
-        spec: Any = data.element_spec
+        try:
+            spec: Any = data.element_spec
+        except NotImplementedError:  # string elements: assumed batched
+            spec = None
         spec = spec[0] if isinstance(spec, tuple) else spec
-        if len(spec.shape) == 1:
+        if spec is not None and len(spec.shape) == 1:
             data = data.batch(128)
     if not hasattr(data, "__iter__"):
         raise TypeError(
