@@ -260,20 +260,20 @@ class _Plan:
     (Tensors or raw values, resolved when it runs); the owner of those
     outputs once their tape's recording is dropped (`detach`)."""
 
-    def __init__(self, spec, leaf_objs, leaf_keys, pendings):
+    def __init__(self, spec, leaf_objs, pendings):
         self.spec, self.leaf_objs, self.pendings = spec, leaf_objs, pendings
-        self.key = (
-            "forward",
-            tuple((info.fn, params, lins) for info, params, lins in spec),
-            tuple(leaf_keys),
-        )
 
     def run(self) -> None:
+        # The cache key is made here, not when the plan is made: most plans
+        # of detached values are never run.
         leaves = [o._value if type(o) is Tensor else o for o in self.leaf_objs]
         spec = self.spec
-        program = cache.lookup(
-            self.key, lambda: _Replay(spec), len(spec), kind="forward"
+        key = (
+            "forward",
+            tuple((info.fn, params, lins) for info, params, lins in spec),
+            tuple(abstract_value(v) for v in leaves),
         )
+        program = cache.lookup(key, lambda: _Replay(spec), len(spec), kind="forward")
         for v, value in zip(self.pendings, _run(program, spec, leaves)):
             if v.value is None:
                 v.value = value
@@ -304,7 +304,7 @@ def _plan(rec, refs) -> _Plan | None:
     if not segment:
         return None
     local: dict = {}  # tape ref (or ~constant) -> env index, or ~leaf index
-    leaf_objs, leaf_keys, spec, pendings = [], [], [], []
+    leaf_objs, spec, pendings = [], [], []
     for k in sorted(segment):  # nodes are in recording order: a valid schedule
         info, params, ins, node_outs, _ = nodes[k]
         lins = []
@@ -315,12 +315,11 @@ def _plan(rec, refs) -> _Plan | None:
                 src = tensors[i] if i >= 0 else rec.consts[~i]
                 j = local[key] = ~len(leaf_objs)
                 leaf_objs.append(src)
-                leaf_keys.append(abstract_value(src._v if type(src) is Tensor else src))
             lins.append(j)
         local[node_outs[0]] = len(spec)
         spec.append((info, params, tuple(lins)))
         pendings.append(tensors[node_outs[0]]._v)
-    return _Plan(spec, leaf_objs, leaf_keys, pendings)
+    return _Plan(spec, leaf_objs, pendings)
 
 
 def _evaluate_one(rec, r) -> bool:
