@@ -3,6 +3,8 @@ and R² (per-class sums, built on the first batch as Keras does). Layer L4."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -47,6 +49,21 @@ class IoU(Metric):
         self.sparse_y_true, self.sparse_y_pred = sparse_y_true, sparse_y_pred
         self.axis = axis
         super().__init__(name=name, dtype=dtype or "int64")
+
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        weight_dtype = getattr(sample_weight, "dtype", None)
+        if (
+            weight_dtype is not None
+            and "float" in str(weight_dtype)
+            and self._dtype.kind in "iu"
+        ):  # Keras's warning: the weights are truncated to the state's ints
+            warnings.warn(
+                "You are passing weight as `float`, but dtype is `int`. This may "
+                "result in an incorrect weight due to type casting Consider using "
+                "integer weights.",
+                stacklevel=2,
+            )
+        self._update_state(y_true, y_pred, sample_weight)
 
     def _init_state(self):
         cm = np.zeros((self.num_classes, self.num_classes), self._dtype)
