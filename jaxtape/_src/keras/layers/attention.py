@@ -161,7 +161,8 @@ class EinsumDense(Layer):
     get a bias. The kernel is drawn with its fans taken from its input and
     output axes, as Keras 3.15's.
 
-    >>> layer = jaxtape.keras.layers.EinsumDense("abc,cd->abd", (None, 4), "d")
+    >>> dense = jaxtape.keras.layers.EinsumDense
+    >>> layer = dense("abc,cd->abd", (None, 4), bias_axes="d")
     >>> layer(jaxtape.ones([2, 3, 5])).shape
     TensorShape([2, 3, 4])
 
