@@ -72,6 +72,7 @@ def check_layer_parity(
     atol=1e-5,
     call_kwargs=None,
     modes=(False, True),
+    compiled_gradients=False,
 ):
     """`tf.keras.layers.<name>(**kwargs)` and ours, on the same input and the
     same weights: outputs (training and inference) and gradients agree.
@@ -80,7 +81,9 @@ def check_layer_parity(
     must be positive). Integer `dtype` inputs take no input gradient. A list
     of shapes gives a list of inputs (merging layers); `call_kwargs` go to
     both calls (a `mask`); `modes` are the `training` values compared (a
-    random layer: `(False,)`).
+    random layer: `(False,)`). `compiled_gradients` takes ours inside
+    `jaxtape.function` (one XLA compile instead of one per primitive of the
+    first eager replay: a fast table).
     """
     rng = np.random.default_rng(4)
     multi = isinstance(shape, list)
@@ -116,11 +119,17 @@ def check_layer_parity(
             tape.watch(xt)
         yt = tf.reduce_sum(tf.sin(theirs(xt if multi else xt[0], **call_kwargs)))
     gt = tape.gradient(yt, (xt if float_input else []) + theirs.trainable_weights)
-    with jt.GradientTape() as tape:
-        if float_input:
-            tape.watch(xj)
-        yj = jt.reduce_sum(jt.sin(ours(xj if multi else xj[0], **call_kwargs)))
-    gj = tape.gradient(yj, (xj if float_input else []) + ours.trainable_weights)
+
+    def our_gradients(xj):
+        with jt.GradientTape() as tape:
+            if float_input:
+                tape.watch(xj)
+            yj = jt.reduce_sum(jt.sin(ours(xj if multi else xj[0], **call_kwargs)))
+        return tape.gradient(yj, (xj if float_input else []) + ours.trainable_weights)
+
+    if compiled_gradients:
+        our_gradients = jt.function(our_gradients)
+    gj = our_gradients(xj)
     for a, b in zip(gj, gt):
         b = None if b is None else np.asarray(tf.convert_to_tensor(b))
         assert (a is None) == (b is None)

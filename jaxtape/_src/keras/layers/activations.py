@@ -1,8 +1,9 @@
 """Keras's activation layers. Layer L5.
 
 `Activation`, `ReLU` (`max_value`, `negative_slope`, `threshold`),
-`LeakyReLU`, `PReLU` (a learned slope), `ELU` and `Softmax` (`axis`, an
-optional `mask`), with Keras's argument checks and error texts.
+`LeakyReLU`, `PReLU` (a learned slope), `ELU`, `Softmax` (`axis`, an
+optional `mask`) and tf.keras's legacy `ThresholdedReLU`, with Keras's
+argument checks and error texts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "PReLU",
     "ReLU",
     "Softmax",
+    "ThresholdedReLU",
 ]
 
 
@@ -123,6 +125,36 @@ class ELU(Layer):
 
     def get_config(self):
         return {**super().get_config(), "alpha": self.alpha}
+
+
+@op("ThresholdedRelu", inputs=("x",), jit=True)
+def _thresholded_relu(x, theta):
+    return jnp.where(x > theta, x, jnp.zeros((), x.dtype))
+
+
+class ThresholdedReLU(Layer):
+    """`x` where `x > theta`, else 0 (tf.keras's legacy layer, kept in TF 2.21)."""
+
+    def __init__(self, theta=1.0, **kwargs):
+        super().__init__(**kwargs)
+        if theta is None:
+            raise ValueError(
+                "Theta of a Thresholded ReLU layer cannot be None, expecting a "
+                f"float. Received: {theta}"
+            )
+        if theta < 0:
+            raise ValueError(
+                "The theta value of a Thresholded ReLU layer should be >=0. "
+                f"Received: {theta}"
+            )
+        self.theta = float(theta)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return _thresholded_relu(inputs, self.theta)
+
+    def get_config(self):
+        return {**super().get_config(), "theta": self.theta}
 
 
 @op("PRelu", inputs=("x", "alpha"), jit=True)
