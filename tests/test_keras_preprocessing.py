@@ -434,3 +434,32 @@ def test_text_vectorization_matches_tf_keras(tf, kwargs):
     want, got = np.asarray(theirs(x)), ours(x)
     assert got.dtype.name == want.dtype.name
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+CONFIGS = [
+    lambda: L.Normalization(mean=[1.0, 2.0], variance=[1.0, 4.0]),
+    lambda: L.Normalization(axis=None),
+    lambda: L.Rescaling(0.5, 1.0),
+    lambda: L.Resizing(3, 4, interpolation="nearest"),
+    lambda: L.CenterCrop(2, 2),
+    lambda: L.RandomFlip("vertical", seed=1),
+    lambda: L.RandomRotation(0.1, fill_mode="constant"),
+    lambda: L.RandomZoom(0.1, 0.2),
+    lambda: L.RandomTranslation(0.1, 0.1),
+    lambda: L.RandomCrop(3, 3),
+    lambda: L.RandomContrast(0.2),
+    lambda: L.RandomBrightness(0.1, value_range=(0, 1)),
+    lambda: L.CategoryEncoding(4, "count"),
+    lambda: L.Discretization([0.0, 1.0]),
+    lambda: L.Hashing(4, mask_value="a"),
+    lambda: L.StringLookup(vocabulary=["a", "b"]),
+    lambda: L.IntegerLookup(vocabulary=[3, 4], mask_token=0),
+    lambda: L.TextVectorization(max_tokens=5, vocabulary=["x", "y"]),
+]
+
+
+@pytest.mark.parametrize("make", CONFIGS, ids=[str(i) for i in range(len(CONFIGS))])
+def test_preprocessing_config_round_trip(make):
+    layer = make()
+    clone = type(layer).from_config(layer.get_config())
+    assert clone.get_config() == {**layer.get_config(), "name": clone.name}
