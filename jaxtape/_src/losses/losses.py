@@ -11,6 +11,8 @@ ranks are matched as Keras's `squeeze_or_expand_to_same_rank` does, and
 
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -487,21 +489,27 @@ def _align(values, w):
     return values, w
 
 
-def _check_weight_shape(name, losses, sample_weight):
-    """TF's error for weights that do not broadcast against the loss values."""
-    values, w = _shape_of(losses), _shape_of(sample_weight)
-    a, b = _align(
-        np.broadcast_to(np.float32(0), values), np.broadcast_to(np.float32(0), w)
-    )
+@functools.lru_cache(maxsize=256)
+def _weights_broadcast(values: tuple, weights: tuple) -> bool:
+    zeros = np.float32(0)
+    a, b = _align(np.broadcast_to(zeros, values), np.broadcast_to(zeros, weights))
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
+        return False
+    return True
+
+
+def _check_weight_shape(name, losses, sample_weight):
+    """TF's error for weights that do not broadcast against the loss values."""
+    values, w = _shape_of(losses), _shape_of(sample_weight)
+    if not _weights_broadcast(values, w):
         raise errors.invalid_argument(
             f"Incompatible shapes: the loss {name!r} gives values of shape "
             f"{values} and sample_weight has shape {w}. Pass one weight per "
             "sample (or per loss value).",
             "Mul",
-        ) from None
+        )
 
 
 def _reduce_body(losses, w, mask, reduction):
