@@ -124,7 +124,8 @@ PARITY = [
     P("Conv3D", (2, 3, 4, 5, 2), filters=2, kernel_size=2, strides=(1, 2, 1)),
     P(
         "Conv2D",
-        (2, 6, 6, 4),
+        (2, 4, 6, 6),
+        data_format="channels_first",
         filters=4,
         kernel_size=2,
         groups=2,
@@ -150,12 +151,13 @@ PARITY = [
     ),
     P(
         "Conv2DTranspose",
-        (2, 3, 4, 2),
+        (2, 2, 3, 4),
         filters=2,
         kernel_size=3,
         strides=2,
         padding="same",
         output_padding=1,
+        data_format="channels_first",
     ),
     P(
         "Conv2DTranspose",
@@ -189,7 +191,14 @@ PARITY = [
         strides=2,
         activation="tanh",
     ),
-    P("DepthwiseConv1D", (2, 8, 3), kernel_size=3, dilation_rate=2, padding="same"),
+    P(
+        "DepthwiseConv1D",
+        (2, 3, 8),
+        kernel_size=3,
+        dilation_rate=2,
+        padding="same",
+        data_format="channels_first",
+    ),
     P("SeparableConv2D", (2, 6, 6, 3), filters=4, kernel_size=3, depth_multiplier=2),
     P(
         "SeparableConv1D",
@@ -489,3 +498,31 @@ def test_keras_aliases_are_the_same_classes(tf):
     for alias, name in pairs:
         assert getattr(tf.keras.layers, alias) is getattr(tf.keras.layers, name)
         assert getattr(L, alias) is getattr(L, name)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: L.Conv3D(2, 2, data_format=f),
+        lambda f: L.Conv3DTranspose(2, 2, strides=2, data_format=f),
+        lambda f: L.UpSampling3D(data_format=f),
+    ],
+)
+def test_channels_first_is_channels_last_transposed(make):
+    """channels_first gives the channels_last result with the channel axis
+    moved (tf.keras 3.15's Conv3D adds the bias on the last axis of
+    channels_first outputs on CPU, so TF is no oracle for this one)."""
+    x = np.random.default_rng(6).normal(size=(2, 3, 4, 3, 2)).astype(np.float32)
+    last, first = make("channels_last"), make("channels_first")
+    y_last = last(x)
+    first(np.moveaxis(x, -1, 1))
+    weights = [w + 0.5 for w in last.get_weights()]  # a nonzero bias
+    last.set_weights(weights)
+    first.set_weights(weights)
+    np.testing.assert_allclose(
+        np.moveaxis(first(np.moveaxis(x, -1, 1)).numpy(), 1, -1),
+        last(x).numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert y_last.shape == last(x).shape
