@@ -407,6 +407,168 @@ ROWS["gather_batch_dims"] = op(
 )
 
 
+# -- tf.nn -------------------------------------------------------------------------
+ROWS["nn.conv3d"] = op(
+    lambda m, x, k: m.nn.conv3d(x, k, [1, 1, 2, 1, 1], "SAME"),
+    f(1, 3, 4, 4, 2),
+    f(2, 2, 2, 2, 3),
+)
+ROWS["nn.conv2d_transpose"] = op(
+    lambda m, x, k: m.nn.conv2d_transpose(x, k, [2, 5, 6, 3], [2, 2], "SAME"),
+    f(2, 3, 3, 4),
+    f(3, 3, 3, 4),
+)
+ROWS["nn.conv2d_transpose_valid_dilated"] = op(
+    lambda m, x, k: m.nn.conv2d_transpose(x, k, [1, 6, 6, 2], 1, "VALID", dilations=2),
+    f(1, 2, 2, 3),
+    f(3, 3, 2, 3),
+)
+ROWS["nn.conv1d_transpose"] = op(
+    lambda m, x, k: m.nn.conv1d_transpose(x, k, [2, 8, 3], 2, "SAME"),
+    f(2, 4, 2),
+    f(3, 3, 2),
+)
+ROWS["nn.conv3d_transpose"] = op(
+    lambda m, x, k: m.nn.conv3d_transpose(x, k, [1, 4, 4, 4, 2], [1, 2, 2, 2, 1]),
+    f(1, 2, 2, 2, 3),
+    f(2, 2, 2, 2, 3),
+)
+ROWS["nn.atrous_conv2d"] = op(
+    lambda m, x, k: m.nn.atrous_conv2d(x, k, 2, "SAME"), f(1, 6, 6, 2), f(3, 3, 2, 3)
+)
+ROWS["nn.atrous_conv2d_transpose"] = op(
+    lambda m, x, k: m.nn.atrous_conv2d_transpose(x, k, [1, 6, 6, 2], 2, "SAME"),
+    f(1, 6, 6, 3),
+    f(3, 3, 2, 3),
+)
+ROWS["nn.depthwise_conv2d"] = op(
+    lambda m, x, k: m.nn.depthwise_conv2d(x, k, [1, 2, 2, 1], "SAME"),
+    f(2, 5, 5, 3),
+    f(3, 3, 3, 2),
+)
+ROWS["nn.depthwise_conv2d_dilated_valid"] = op(
+    lambda m, x, k: m.nn.depthwise_conv2d(
+        x, k, [1, 1, 1, 1], "VALID", dilations=[2, 2]
+    ),
+    f(1, 6, 6, 2),
+    f(2, 2, 2, 1),
+)
+ROWS["nn.separable_conv2d"] = op(
+    lambda m, x, d, p: m.nn.separable_conv2d(x, d, p, [1, 1, 1, 1], "VALID"),
+    f(1, 5, 5, 2),
+    f(3, 3, 2, 2),
+    f(1, 1, 4, 3),
+)
+ROWS["nn.max_pool3d"] = op(
+    lambda m, x: m.nn.max_pool3d(x, 2, 2, "VALID"), f(1, 4, 4, 4, 2)
+)
+ROWS["nn.avg_pool3d"] = op(
+    lambda m, x: m.nn.avg_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 2, 1], "SAME"),
+    f(1, 3, 4, 4, 2),
+)
+ROWS["nn.pool_avg"] = op(
+    lambda m, x: m.nn.pool(x, [2, 2], "AVG", strides=[2, 2], padding="SAME"),
+    f(1, 5, 5, 2),
+)
+ROWS["nn.embedding_lookup"] = op(
+    lambda m, p: m.nn.embedding_lookup(p, np.asarray([[0, 3], [3, 1]], I32)), f(4, 3)
+)
+ROWS["nn.embedding_lookup_shards_max_norm"] = op(
+    lambda m, a, b: m.nn.embedding_lookup(
+        [a, b], np.asarray([0, 2, 4], I64), max_norm=1.0
+    ),
+    f(3, 2),
+    f(2, 2),
+)
+ROWS["nn.compute_average_loss"] = op(lambda m, x: m.nn.compute_average_loss(x), f(4))
+ROWS["nn.compute_average_loss_weighted"] = op(
+    lambda m, x, w: m.nn.compute_average_loss(x, sample_weight=w, global_batch_size=8),
+    f(4, 2),
+    pos(4, 2),
+)
+ROWS["nn.scale_regularization_loss"] = op(
+    lambda m, x: m.nn.scale_regularization_loss(x), f(3)
+)
+ROWS["nn.batch_normalization"] = op(
+    lambda m, x, mu, v, o, s: m.nn.batch_normalization(x, mu, v, o, s, 1e-3),
+    f(2, 3),
+    f(3),
+    pos(3),
+    f(3),
+    f(3),
+)
+ROWS["nn.batch_normalization_no_scale"] = op(
+    lambda m, x, mu, v: m.nn.batch_normalization(x, mu, v, None, None, 0.1),
+    f(2, 3),
+    f(3),
+    pos(3),
+)
+ROWS["nn.batch_norm_with_global_normalization"] = op(
+    lambda m, x, mu, v, b, g: m.nn.batch_norm_with_global_normalization(
+        x, mu, v, b, g, 1e-3, True
+    ),
+    f(2, 3),
+    f(3),
+    pos(3),
+    f(3),
+    f(3),
+)
+ROWS["nn.local_response_normalization"] = op(
+    lambda m, x: m.nn.local_response_normalization(x, 2, 1.5, 0.3, 0.75), f(1, 2, 2, 7)
+)
+ROWS["nn.lrn_defaults"] = op(lambda m, x: m.nn.lrn(x), f(1, 1, 2, 3))
+ROWS["nn.weighted_cross_entropy_with_logits"] = op(
+    lambda m, y, x: m.nn.weighted_cross_entropy_with_logits(y, x, 2.5),
+    f(3, 2, lo=0, hi=1),
+    f(3, 2, lo=-30, hi=30),
+)
+ROWS["nn.log_poisson_loss"] = op(
+    lambda m, t, x: m.nn.log_poisson_loss(t, x), pos(5, hi=4), f(5)
+)
+ROWS["nn.log_poisson_loss_full"] = op(
+    lambda m, t, x: m.nn.log_poisson_loss(t, x, compute_full_loss=True),
+    np.asarray([0.0, 0.5, 1.0, 2.0, 7.0], F32),
+    f(5),
+)
+ROWS["nn.weighted_moments"] = op(
+    lambda m, x, w: m.nn.weighted_moments(x, [0], w), f(4, 3), pos(4, 1)
+)
+ROWS["nn.weighted_moments_keepdims"] = op(
+    lambda m, x, w: m.nn.weighted_moments(x, [0, 1], w, keepdims=True),
+    f(2, 3),
+    pos(2, 3),
+)
+ROWS["nn.sufficient_statistics"] = op(
+    lambda m, x: m.nn.sufficient_statistics(x, [0, 2], shift=0.5), f(2, 3, 2)
+)
+ROWS["nn.normalize_moments"] = op(
+    lambda m, c, ms, vs: m.nn.normalize_moments(c, ms, vs, None),
+    np.asarray(4.0, F32),
+    f(3),
+    pos(3, lo=2),
+)
+ROWS["nn.depth_to_space"] = op(lambda m, x: m.nn.depth_to_space(x, 2), f(1, 2, 3, 8))
+ROWS["nn.space_to_depth"] = op(lambda m, x: m.nn.space_to_depth(x, 2), f(2, 4, 2, 3))
+ROWS["nn.crelu"] = op(lambda m, x: m.nn.crelu(x, axis=0), f(2, 3))
+ROWS["nn.zero_fraction"] = op(
+    lambda m, x: m.nn.zero_fraction(x), np.asarray([0.0, 1.0, -0.0], F32)
+)
+ROWS["math.approx_max_k"] = op(  # (exact here: TF's exact top_k)
+    lambda m, x: m.math.approx_max_k(x, 2) if m is jaxtape else m.math.top_k(x, 2),
+    f(3, 6),
+)
+ROWS["nn.approx_min_k"] = op(
+    lambda m, x: (
+        m.nn.approx_min_k(x, 2)
+        if m is jaxtape
+        else [s * v for s, v in zip((-1, 1), m.math.top_k(-x, 2))]
+    ),
+    f(4, 3),
+)
+# (tf.nn.space_to_batch is tf.space_to_batch, covered above; TF's kernel
+# aborts the process on some of its gradients here.)
+
+
 # -- running -----------------------------------------------------------------------
 def _leaves(out):
     if isinstance(out, (list, tuple)):
@@ -439,7 +601,10 @@ def _run(m, row):
     grads = []
     if row.grad and target is not None:
         for x, v in zip(xs, row.inputs):
-            grads.append(tape.gradient(target, x) if _is_float(v.dtype) else None)
+            g = tape.gradient(target, x) if _is_float(v.dtype) else None
+            if g is not None and type(g).__name__ == "IndexedSlices":
+                g = m.convert_to_tensor(g)  # (TF's sparse gradients, densified)
+            grads.append(g)
     return leaves, grads
 
 
@@ -519,6 +684,23 @@ ERRORS: dict[str, tuple[Callable, tuple]] = {
     "sequence_mask_matrix_maxlen": (
         lambda m, x: m.sequence_mask(x, [[3]]),
         (np.asarray([1, 2], I32),),
+    ),
+    "depthwise_conv2d_rank3": (
+        lambda m, x, k: m.nn.depthwise_conv2d(x, k, [1, 1, 1, 1], "SAME"),
+        (f(5, 5, 3), f(3, 3, 3, 2)),
+    ),
+    "conv2d_transpose_bad_output_shape": (
+        lambda m, x, k: m.nn.conv2d_transpose(x, k, [2, 9, 9, 3], [2, 2], "SAME"),
+        (f(2, 3, 3, 4), f(3, 3, 3, 4)),
+    ),
+    "depth_to_space_depth_not_divisible": (
+        lambda m, x: m.nn.depth_to_space(x, 2),
+        (f(1, 2, 2, 3),),
+    ),
+    "lrn_int": (lambda m, x: m.nn.lrn(x), (i(1, 2, 2, 3),)),
+    "log_poisson_loss_shapes": (
+        lambda m, t, x: m.nn.log_poisson_loss(t, x),
+        (f(3), f(2)),
     ),
     "parallel_stack_eagerly": (lambda m, x: m.parallel_stack([x, x]), (f(2),)),
     "roll_mismatched": (lambda m, x: m.roll(x, [1, 2], [0]), (f(3),)),

@@ -321,17 +321,13 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
     )
 
 
-@op("LogPoissonLoss", same_dtype=True, jit=True)
+@op("LogPoissonLoss", inputs=("targets", "log_input"), same_dtype=True, jit=True)
 def _log_poisson_loss(targets, log_input, compute_full_loss):
     loss = jnp.exp(log_input) - log_input * targets
-    if compute_full_loss:
-        safe = jnp.where(targets > 1, targets, jnp.ones_like(targets))
-        stirling = (
-            safe * jnp.log(safe)
-            - safe
-            + 0.5 * jnp.log(2 * np.pi * safe).astype(safe.dtype)
-        )
-        loss = loss + jnp.where(targets > 1, stirling, jnp.zeros_like(stirling))
+    if compute_full_loss:  # (unguarded, as TF's: a NaN gradient at targets 0)
+        t = targets
+        stirling = t * jnp.log(t) - t + 0.5 * jnp.log(2 * np.pi * t).astype(t.dtype)
+        loss = loss + jnp.where(t > 1, stirling, jnp.zeros_like(stirling))
     return loss
 
 
@@ -411,6 +407,8 @@ def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
     d = x if shift is None else math_ops.subtract(x, shift)
     m_ss = math_ops.reduce_sum(d, axes_t, keepdims)
     v_ss = math_ops.reduce_sum(math_ops.square(d), axes_t, keepdims)
+    if shift is not None and not hasattr(shift, "dtype"):
+        shift = math_ops.cast(shift, x.dtype)
     return counts, m_ss, v_ss, shift
 
 
