@@ -17,8 +17,12 @@ add yours to `ROWS`):
         SGD (keras / optax); the baseline is a `lax.scan` LSTM. Extra lines:
         jaxtape eager vs tf.keras eager, jaxtape.function vs tf.function
         (when TensorFlow is installed), eager vs jaxtape.function.
+  deconv: Conv2DTranspose(64, 4, strides=2, 'same', relu), batch 32,
+        16x16x128 -> 32x32x64, MSE, Adam; the baseline is
+        `lax.conv_transpose`. Extra lines: eager vs jaxtape.function,
+        jaxtape.function vs tf.function (when TensorFlow is installed).
 
-Run: python benchmarks/layers.py [--quick] [--only mha|lstm] [--no-tf]
+Run: python benchmarks/layers.py [--quick] [--only mha|lstm|deconv] [--no-tf]
 """
 
 from __future__ import annotations
@@ -211,7 +215,81 @@ def lstm_row(quick: bool):
     )
 
 
-ROWS = {"mha": mha_row, "lstm": lstm_row}
+def _keras_deconv_step(mod, filters, x, compiled):
+    """A Conv2DTranspose training step of `mod` (jaxtape or tf): tape,
+    gradient, Adam."""
+    layer = mod.keras.layers.Conv2DTranspose(
+        filters, 4, strides=2, padding="same", activation="relu"
+    )
+    layer(x[:1])
+    opt = mod.keras.optimizers.Adam(1e-3)
+
+    def step(x, y):
+        with mod.GradientTape() as tape:
+            loss = mod.reduce_mean(mod.square(layer(x) - y))
+        grads = tape.gradient(loss, layer.trainable_variables)
+        opt.apply_gradients(zip(grads, layer.trainable_variables))
+        return loss
+
+    return layer, (mod.function(step) if compiled else step)
+
+
+def deconv_row(quick: bool):
+    """Conv2DTranspose(64, 4, strides=2, 'same', relu): (32, 16, 16, 128) ->
+    (32, 32, 32, 64), a DCGAN generator block."""
+    batch, size, cin, cout = (8, 8, 32, 16) if quick else (32, 16, 128, 64)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(batch, size, size, cin)).astype(np.float32)
+    y = rng.normal(size=(batch, 2 * size, 2 * size, cout)).astype(np.float32)
+    layer, compiled = _keras_deconv_step(jaxtape, cout, x, compiled=True)
+    _, eager = _keras_deconv_step(jaxtape, cout, x, compiled=False)
+
+    # The same computation in JAX: a fractionally strided convolution with the
+    # kernel (4, 4, cout, cin) flipped, Keras's 'same' padding (2, 2).
+    def loss(params, x, y):
+        kernel, bias = params
+        out = jax.lax.conv_transpose(
+            x,
+            kernel,
+            (2, 2),
+            ((2, 2), (2, 2)),
+            dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            transpose_kernel=True,
+        )
+        return jnp.mean(jnp.square(jax.nn.relu(out + bias) - y))
+
+    params = [jnp.asarray(w) for w in layer.get_weights()]
+    jax_step = _adam_jax_step(loss, params)
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+    xt, yt = jaxtape.constant(x), jaxtape.constant(y)
+    np.testing.assert_allclose(  # the baseline computes what the layer does
+        float(loss(params, xj, yj)),
+        float(jaxtape.reduce_mean(jaxtape.square(layer(x) - y))),
+        rtol=1e-4,
+    )
+    extra = {
+        "eager vs jaxtape.function": (
+            lambda: eager(xt, yt).numpy(),
+            lambda: compiled(xt, yt).numpy(),
+        )
+    }
+    tf = _tensorflow()
+    if tf is not None:
+        _, tf_compiled = _keras_deconv_step(tf, cout, x, compiled=True)
+        xs, ys = tf.constant(x), tf.constant(y)
+        extra["jaxtape.function vs tf.function"] = (
+            lambda: compiled(xt, yt).numpy(),
+            lambda: tf_compiled(xs, ys).numpy(),
+        )
+    return (
+        lambda: compiled(xt, yt).numpy(),
+        lambda: jax_step(xj, yj).block_until_ready(),
+        f"batch {batch}, {size}x{size}x{cin} -> x2, {cout} filters",
+        extra,
+    )
+
+
+ROWS = {"mha": mha_row, "lstm": lstm_row, "deconv": deconv_row}
 
 
 def main(argv=None):
