@@ -19,6 +19,7 @@ import jax
 import jax.core
 import numpy as np
 
+from jaxtape._src.core import errors
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
@@ -267,8 +268,6 @@ class _IndexLookup(Layer):
             elif k in self._index and self._index[k] >= start + self.num_oov_indices:
                 ids.append(self._index[k])
             elif self.num_oov_indices == 0:
-                from jaxtape._src.core import errors
-
                 raise errors.invalid_argument(
                     "When `num_oov_indices=0` all inputs should be in vocabulary, "
                     f"found OOV values [{k}], consider setting `num_oov_indices=1`.",
