@@ -16,7 +16,31 @@ from jaxtape._src.ops.linalg_ops import (  # noqa: F401
 from jaxtape._src.ops.array_ops import diag  # noqa: F401
 from jaxtape._src.ops.math_ops import matmul, norm, tensordot, einsum, l2_normalize  # noqa: F401
 from jaxtape._src.ops.creation_ops import eye  # noqa: F401
-from jaxtape._src.ops.linalg_ops import matrix_transpose  # noqa: F401
+from jaxtape._src.ops.linalg_ops import (  # noqa: F401
+    adjoint,
+    band_part,
+    cholesky_solve,
+    cross,
+    eig,
+    eigvals,
+    eigvalsh,
+    expm,
+    logdet,
+    lstsq,
+    lu,
+    lu_matrix_inverse,
+    lu_reconstruct,
+    lu_solve,
+    matrix_rank,
+    matrix_transpose,
+    matvec,
+    normalize,
+    pinv,
+    set_diag,
+    tensor_diag,
+    tensor_diag_part,
+)
+from jaxtape._src.ops.math_ops import global_norm  # noqa: F401
 
 from jaxtape._src import missing as _missing
 

@@ -569,6 +569,100 @@ ROWS["nn.approx_min_k"] = op(
 # aborts the process on some of its gradients here.)
 
 
+# -- tf.linalg ---------------------------------------------------------------------
+_A = f(3, 3) + 3 * np.eye(3, dtype=F32)
+_SPD = (_A @ _A.T + np.eye(3, dtype=F32)).astype(F32)
+ROWS["linalg.adjoint"] = op(
+    lambda m, x: m.linalg.adjoint(x), (f(2, 3) + 1j * f(2, 3)).astype(np.complex64)
+)
+ROWS["linalg.band_part"] = op(lambda m, x: m.linalg.band_part(x, 1, -1), f(2, 4, 3))
+ROWS["linalg.band_part_zero"] = op(lambda m, x: m.linalg.band_part(x, 0, 0), i(3, 3))
+ROWS["linalg.cholesky_solve"] = op(
+    lambda m, a, b: m.linalg.cholesky_solve(a, b),
+    np.linalg.cholesky(_SPD).astype(F32),
+    f(3, 2),
+    rtol=1e-4,
+)
+ROWS["linalg.cross"] = op(lambda m, a, b: m.linalg.cross(a, b), f(2, 3), f(2, 3))
+ROWS["linalg.eigvals"] = op(
+    lambda m, x: m.sort(m.math.real(m.linalg.eigvals(x))),
+    _SPD + np.triu(f(3, 3), 1),
+    rtol=1e-4,
+    grad=False,
+)
+ROWS["linalg.eig_reconstructs"] = op(  # (vectors: unit norm, phase free)
+    lambda m, x: (
+        m.sort(m.math.abs(m.reduce_sum(m.linalg.eig(x)[1], 0))) * 0
+        + m.sort(m.math.real(m.linalg.eig(x)[0]))
+    ),
+    _SPD + np.triu(f(3, 3), 1),
+    rtol=1e-4,
+    grad=False,
+)
+ROWS["linalg.eigvalsh"] = op(  # (eigh's gradient: see the report on eigh)
+    lambda m, x: m.linalg.eigvalsh(x), _SPD, rtol=1e-4, grad=False
+)
+ROWS["linalg.expm"] = op(lambda m, x: m.linalg.expm(x), f(2, 3, 3) / 2, rtol=1e-4)
+ROWS["linalg.expm_f64"] = op(
+    lambda m, x: m.linalg.expm(x), f(3, 3, dtype=F64), rtol=1e-9
+)
+ROWS["linalg.logdet"] = op(lambda m, x: m.linalg.logdet(x), _SPD, rtol=1e-4)
+ROWS["linalg.lstsq_tall"] = op(
+    lambda m, a, b: m.linalg.lstsq(a, b),
+    f(5, 3, dtype=F64),
+    f(5, 2, dtype=F64),
+    rtol=1e-8,
+)
+ROWS["linalg.lstsq_wide_l2"] = op(
+    lambda m, a, b: m.linalg.lstsq(a, b, l2_regularizer=0.1),
+    f(2, 4, dtype=F64),
+    f(2, 1, dtype=F64),
+    rtol=1e-8,
+)
+ROWS["linalg.lu"] = op(  # (no gradient: TF has none)
+    lambda m, x: m.linalg.lu(x), f(2, 4, 4, dtype=F64), rtol=1e-9, grad=False
+)
+ROWS["linalg.lu_solve_reconstruct_inverse"] = op(
+    lambda m, x, b: [
+        m.linalg.lu_solve(*m.linalg.lu(x), b),
+        m.linalg.lu_reconstruct(*m.linalg.lu(x)),
+        m.linalg.lu_matrix_inverse(*m.linalg.lu(x)),
+    ],
+    f(3, 3, dtype=F64) + 2 * np.eye(3),
+    f(3, 2, dtype=F64),
+    rtol=1e-8,
+    grad=False,
+)
+ROWS["linalg.matrix_rank"] = op(
+    lambda m, x: m.linalg.matrix_rank(x),
+    np.stack([np.outer(f(3), f(4)), f(3, 4)]).astype(F32),
+)
+ROWS["linalg.matvec"] = op(
+    lambda m, a, b: m.linalg.matvec(a, b, transpose_a=True), f(2, 3, 4), f(2, 3)
+)
+ROWS["linalg.normalize"] = op(lambda m, x: m.linalg.normalize(x, axis=-1), f(2, 3))
+ROWS["linalg.normalize_ord1"] = op(lambda m, x: m.linalg.normalize(x, ord=1), f(2, 3))
+ROWS["linalg.pinv"] = op(
+    lambda m, x: m.linalg.pinv(x), f(2, 4, 3, dtype=F64), rtol=1e-8
+)
+ROWS["linalg.pinv_rank_deficient"] = op(
+    lambda m, x: m.linalg.pinv(x),
+    np.outer(f(3), f(2)).astype(F32),
+    rtol=1e-4,
+    grad=False,
+)
+ROWS["linalg.set_diag"] = op(
+    lambda m, x, d: m.linalg.set_diag(x, d), f(2, 3, 4), f(2, 3)
+)
+ROWS["linalg.tensor_diag"] = op(lambda m, x: m.linalg.tensor_diag(x), f(2, 3))
+ROWS["linalg.tensor_diag_part"] = op(
+    lambda m, x: m.linalg.tensor_diag_part(x), f(2, 3, 2, 3)
+)
+ROWS["linalg.global_norm"] = op(
+    lambda m, x, y: m.linalg.global_norm([x, y]), f(3), f(2, 2)
+)
+
+
 # -- running -----------------------------------------------------------------------
 def _leaves(out):
     if isinstance(out, (list, tuple)):
@@ -702,6 +796,10 @@ ERRORS: dict[str, tuple[Callable, tuple]] = {
         lambda m, t, x: m.nn.log_poisson_loss(t, x),
         (f(3), f(2)),
     ),
+    "band_part_too_many_lower": (lambda m, x: m.linalg.band_part(x, 5, 0), (f(3, 3),)),
+    "cross_wrong_size": (lambda m, a, b: m.linalg.cross(a, b), (f(4), f(4))),
+    "expm_not_square": (lambda m, x: m.linalg.expm(x), (f(2, 3),)),
+    "set_diag_wrong_shape": (lambda m, x, d: m.linalg.set_diag(x, d), (f(3, 3), f(2))),
     "parallel_stack_eagerly": (lambda m, x: m.parallel_stack([x, x]), (f(2),)),
     "roll_mismatched": (lambda m, x: m.roll(x, [1, 2], [0]), (f(3),)),
 }
