@@ -200,6 +200,7 @@ PARITY = [
         data_format="channels_first",
     ),
     P("SeparableConv2D", (2, 6, 6, 3), filters=4, kernel_size=3, depth_multiplier=2),
+    P("DepthwiseConv2D", (2, 9, 9, 2), kernel_size=2, strides=2, dilation_rate=2),
     P(
         "SeparableConv1D",
         (2, 7, 2),

@@ -474,7 +474,6 @@ class _DepthwiseConv(_BaseConv):
                 "Invalid value for argument `depth_multiplier`. Expected a strictly "
                 f"positive value. Received depth_multiplier={self.depth_multiplier}."
             )
-        _check_strides_and_dilation(self.strides, self.dilation_rate)
         self._init_kernel(
             activation, use_bias, depthwise_initializer, bias_initializer,
             depthwise_regularizer, bias_regularizer, depthwise_constraint,
@@ -573,7 +572,6 @@ class _SeparableConv(_BaseConv):
                 "Invalid value for argument `depth_multiplier`. Expected a strictly "
                 f"positive value. Received depth_multiplier={self.depth_multiplier}."
             )
-        _check_strides_and_dilation(self.strides, self.dilation_rate)
         self._init_kernel(
             activation, use_bias, depthwise_initializer, bias_initializer,
             depthwise_regularizer, bias_regularizer, depthwise_constraint,
@@ -640,9 +638,7 @@ class _SeparableConv(_BaseConv):
             "activation": cfg["activation"],
             "use_bias": self.use_bias,
             "depthwise_initializer": cfg["kernel_initializer"],
-            "pointwise_initializer": initializers.serialize(
-                self.pointwise_initializer
-            ),
+            "pointwise_initializer": initializers.serialize(self.pointwise_initializer),
             "bias_initializer": cfg["bias_initializer"],
             "depthwise_regularizer": cfg["kernel_regularizer"],
             "pointwise_regularizer": (
