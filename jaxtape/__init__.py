@@ -250,6 +250,7 @@ from jaxtape import (  # noqa: F401,E402
     experimental as experimental,
     linalg as linalg,
     math as math,
+    nest as nest,
     nn as nn,
     random as random,
     summary as summary,

@@ -663,6 +663,21 @@ ROWS["linalg.global_norm"] = op(
 )
 
 
+# -- tf.bitwise --------------------------------------------------------------------
+for _dt in (np.int8, np.int32, np.uint8, np.int64, np.uint32):
+    _x = np.asarray([1, 3, 100, np.iinfo(_dt).max, np.iinfo(_dt).min, 0], _dt)
+    _y = np.asarray([0, 1, 3, 2, 1, 70], _dt)  # (70: clamped to bits - 1)
+    for _n in ("left_shift", "right_shift"):
+        ROWS[f"bitwise.{_n}_{np.dtype(_dt).name}"] = op(
+            lambda m, x, y, n=_n: getattr(m.bitwise, n)(x, y), _x, _y
+        )
+ROWS["bitwise.left_shift_broadcast_negative_shift"] = op(
+    lambda m, x, y: m.bitwise.left_shift(x, y),
+    np.asarray([[1], [-8]], I32),
+    np.asarray([-1, 2, 31], I32),
+)
+
+
 # -- running -----------------------------------------------------------------------
 def _leaves(out):
     if isinstance(out, (list, tuple)):
@@ -800,6 +815,11 @@ ERRORS: dict[str, tuple[Callable, tuple]] = {
     "cross_wrong_size": (lambda m, a, b: m.linalg.cross(a, b), (f(4), f(4))),
     "expm_not_square": (lambda m, x: m.linalg.expm(x), (f(2, 3),)),
     "set_diag_wrong_shape": (lambda m, x, d: m.linalg.set_diag(x, d), (f(3, 3), f(2))),
+    "left_shift_float": (lambda m, x: m.bitwise.left_shift(x, x), (f(2),)),
+    "right_shift_mixed": (
+        lambda m, x, y: m.bitwise.right_shift(x, y),
+        (i(2), i(2, dtype=I64)),
+    ),
     "parallel_stack_eagerly": (lambda m, x: m.parallel_stack([x, x]), (f(2),)),
     "roll_mismatched": (lambda m, x: m.roll(x, [1, 2], [0]), (f(3),)),
 }
@@ -824,3 +844,71 @@ def test_bad_input_raises_tensorflows_error_type(name, tf):
         else type(want)
     )
     assert isinstance(got, expected), f"TF raises {want!r}; jaxtape {got!r}"
+
+
+# -- tf.nest -----------------------------------------------------------------------
+def _structures():
+    import collections
+
+    point = collections.namedtuple("Point", "x y")
+    return {
+        "leaf": 3,
+        "none": None,
+        "string": "ab",
+        "empty_list": [],
+        "dict_sorted": {"b": 1, "a": [2, (3, None)]},
+        "ordered_dict": collections.OrderedDict([("b", 1), ("a", 2)]),
+        "namedtuple": point(1, {"z": 2, "y": [3, 4]}),
+        "nested_empty": [(), {}, [[]]],
+        "array_leaf": [np.ones(2), (np.zeros(1),)],
+    }
+
+
+@pytest.mark.parametrize("name", list(_structures()))
+def test_nest_flatten_pack_and_map_as_tensorflow(name, tf):
+    s = _structures()[name]
+    want, got = tf.nest.flatten(s), jaxtape.nest.flatten(s)
+    assert [type(x) for x in got] == [type(x) for x in want]
+    assert all(g is w for g, w in zip(got, want))
+    assert jaxtape.nest.is_nested(s) == tf.nest.is_nested(s)
+    flat = list(range(len(want)))
+    packed = jaxtape.nest.pack_sequence_as(s, flat)
+    assert repr(packed) == repr(tf.nest.pack_sequence_as(s, flat))
+    assert type(packed) is type(tf.nest.pack_sequence_as(s, flat))
+    doubled = jaxtape.nest.map_structure(lambda a, b: (a, b), s, s)
+    assert repr(doubled) == repr(tf.nest.map_structure(lambda a, b: (a, b), s, s))
+
+
+NEST_ERRORS = {
+    "list_vs_tuple": ([1, 2], (1, 2), {}),
+    "lengths": ([1, 2], [1], {}),
+    "keys": ({"a": 1}, {"b": 1}, {}),
+    "leaf_vs_list": (1, [1], {}),
+    "list_vs_tuple_unchecked": ([1, [2]], (1, (2,)), {"check_types": False}),
+    "dict_vs_ordered_dict": ({"a": 1}, __import__("collections").OrderedDict(a=1), {}),
+}
+
+
+@pytest.mark.parametrize("name", list(NEST_ERRORS))
+def test_nest_assert_same_structure_as_tensorflow(name, tf):
+    a, b, kw = NEST_ERRORS[name]
+    raised = []
+    for m in (tf, jaxtape):
+        try:
+            m.nest.assert_same_structure(a, b, **kw)
+            raised.append(None)
+        except Exception as e:  # noqa: BLE001 - the exception is the result
+            raised.append(type(e))
+    assert raised[0] == raised[1], raised
+
+
+def test_nest_packing_errors_as_tensorflow(tf):
+    for args in (([0, 0], [1]), ([0], 5), (0, [1, 2])):
+        types = []
+        for m in (tf, jaxtape):
+            try:
+                m.nest.pack_sequence_as(*args)
+                types.append(None)
+            except Exception as e:  # noqa: BLE001 - the exception is the result
+                types.append(type(e))
+        assert types[0] == types[1], (args, types)
