@@ -41,9 +41,7 @@ def _children(x):
         return [x[k] for k in _sorted_keys(x)]
     if hasattr(type(x), _ATTRS):
         return [getattr(x, a.name) for a in getattr(type(x), _ATTRS)]
-    if isinstance(x, collections.abc.MappingView):
-        return list(x)
-    return list(x)
+    return list(x)  # a sequence, or a MappingView (keys, values, items)
 
 
 def _expand(x, expand_composites):
@@ -84,7 +82,8 @@ def _sequence_like(instance, args):
             for k in instance:
                 d[k] = result[k]
             return d
-        return kind((k, result[k]) for k in instance)
+        make: Any = kind
+        return make((k, result[k]) for k in instance)
     if hasattr(type(instance), _ATTRS):
         return type(instance)(*args)
     if isinstance(instance, tuple) and hasattr(instance, "_fields"):
