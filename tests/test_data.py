@@ -181,8 +181,6 @@ def test_cache_runs_the_pipeline_once():
     assert [int(v) for v in ds] == [0, 1, 2, 3]
     assert [int(v) for v in ds] == [0, 1, 2, 3]
     assert calls == [0, 1, 2, 3]
-    with pytest.raises(NotImplementedError, match="cache"):
-        Dataset.range(2).cache("/tmp/somewhere")
 
 
 def test_prefetch_runs_ahead_on_a_thread_and_puts_on_device():

@@ -5,7 +5,10 @@ from jaxtape._src.data.dataset import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Dataset,
+    DatasetSpec,
 )
+from jaxtape._src.data.options import Options, ThreadingOptions
+from jaxtape._src.data.readers import TextLineDataset
 from jaxtape.data import experimental
 
 from jaxtape._src import missing as _missing

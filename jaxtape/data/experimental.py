@@ -7,11 +7,36 @@ from jaxtape._src.data.dataset import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
 )
-
-
-def cardinality(dataset):
-    """`dataset.cardinality()` (TF's `data.experimental.cardinality`)."""
-    return dataset.cardinality()
-
+from jaxtape._src.data.experimental_ops import (
+    Counter,
+    assert_cardinality,
+    bucket_by_sequence_length,
+    cardinality,
+    choose_from_datasets,
+    dense_to_ragged_batch,
+    enumerate_dataset,
+    from_list,
+    get_single_element,
+    group_by_window,
+    ignore_errors,
+    map_and_batch,
+    parallel_interleave,
+    prefetch_to_device,
+    sample_from_datasets,
+    scan,
+    shuffle_and_repeat,
+    take_while,
+    unbatch,
+    unique,
+)
+from jaxtape._src.data.options import (
+    AutoShardPolicy,
+    AutotuneAlgorithm,
+    AutotuneOptions,
+    DistributeOptions,
+    ExternalStatePolicy,
+    OptimizationOptions,
+    ThreadingOptions,
+)
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so

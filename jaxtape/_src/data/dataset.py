@@ -11,9 +11,13 @@ by element (TF traces it into a graph once; side effects here run per element).
 
 from __future__ import annotations
 
+import collections
 import itertools
+import os
+import pickle
 import queue
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +26,7 @@ import numpy as np
 
 from jaxtape._src.core import context, errors
 from jaxtape._src.core.dispatch import to_value
-from jaxtape._src.core.tensor import Tensor, TensorSpec
+from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
 from jaxtape._src.state import random_ops
 from jaxtape._src.state.variable import Variable
 
@@ -113,8 +117,10 @@ def _string_array(x) -> np.ndarray:
 
 
 def _to_tensor(x):
-    if isinstance(x, np.ndarray) and x.dtype.kind in "USO":
-        return x  # strings have no jax dtype: they stay NumPy
+    if isinstance(x, Dataset):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO":
+        return np.asarray(x)  # strings have no jax dtype: they stay NumPy
     return Tensor(jax.numpy.asarray(x))
 
 
@@ -125,6 +131,8 @@ def _from_user(value):
 
 def _kept(x):
     # A map function's results stay where they are (no copy back to the host).
+    if isinstance(x, Dataset):
+        return x
     if type(x) is Tensor:
         return x._value
     if isinstance(x, Variable):
@@ -134,11 +142,44 @@ def _kept(x):
 
 def _spec_of(element):
     def spec(a):
+        if isinstance(a, Dataset):
+            return DatasetSpec(a.element_spec)
         a = np.asarray(a)
         dtype = _dtype(a)
         return TensorSpec(a.shape, dtype)
 
     return _map_structure(spec, element)
+
+
+class DatasetSpec:
+    """The type of a Dataset-valued element (TF's `tf.data.DatasetSpec`)."""
+
+    def __init__(self, element_spec, dataset_shape=()):
+        self._element_spec = element_spec
+        self._dataset_shape = TensorShape(dataset_shape)
+
+    element_spec = property(lambda self: self._element_spec)
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, DatasetSpec)
+            and self._element_spec == other._element_spec
+            and self._dataset_shape == other._dataset_shape
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DatasetSpec", repr(self._element_spec)))
+
+    def __repr__(self) -> str:
+        shape = list(self._dataset_shape)
+        return f"DatasetSpec({self._element_spec!r}, TensorShape({shape}))"
+
+
+class _WouldRun(Exception):
+    """Raised by `element_spec` under `_known_spec` instead of running a pipeline."""
+
+
+_no_run = threading.local()
 
 
 # -- the Dataset --------------------------------------------------------------------
@@ -155,6 +196,8 @@ class Dataset:
         self._cardinality = int(cardinality)
         self._spec = spec
         self._slices = None  # the arrays of a `from_tensor_slices` source
+        self._options = None  # set by `with_options`, inherited downstream
+        self._inferred = False  # element_spec read off the first element
         # Made while jaxtape.function traces: a `for` over it reads it then.
         self._made_in_function = context.state.function_depth > 0
 
@@ -198,58 +241,143 @@ class Dataset:
         return Dataset(lambda: iter([data]), 1, lambda: _spec_of(data))
 
     @staticmethod
-    def range(*args, output_type=None, name=None) -> Dataset:  # noqa: A003
-        """`range(stop)`, `range(start, stop[, step])` as int64 scalars (TF's rule)."""
-        r = range(*[int(_to_numpy(a)) for a in args])
+    def range(*args, **kwargs) -> Dataset:  # noqa: A003
+        """`range(stop)`, `range(start, stop[, step])` as int64 scalars (TF's rule).
+
+        Keyword arguments: `output_type` (default int64) and `name`.
+        """
+        unknown = set(kwargs) - {"output_type", "name"}
+        if unknown:
+            raise TypeError(
+                f"Dataset.range got unexpected arguments {sorted(unknown)}."
+            )
+        if not 1 <= len(args) <= 3:
+            raise ValueError(
+                "Invalid `args`. The length of `args` should be between 1 and 3 but "
+                f"was {len(args)}."
+            )
+        ints = [int(_to_numpy(a)) for a in args]
+        if len(ints) == 3 and ints[2] == 0:
+            raise errors.InvalidArgumentError(
+                None, None, "step must be a non-zero integer."
+            )
+        r = range(*ints)
+        output_type = kwargs.get("output_type")
         dtype = np.dtype("int64") if output_type is None else _np_dtype(output_type)
         spec = TensorSpec([], dtype)
         return Dataset(lambda: (np.asarray(i, dtype) for i in r), len(r), spec)
 
     @staticmethod
-    def zip(*datasets, name=None) -> Dataset:
-        """Elements of several datasets side by side, as a tuple (or dict)."""
-        if len(datasets) == 1 and isinstance(datasets[0], (tuple, list, dict)):
-            datasets = datasets[0]
-        items = list(datasets.values()) if isinstance(datasets, dict) else datasets
-        for d in items:
+    def zip(*args, datasets=None, name=None) -> Dataset:
+        """Elements of several datasets side by side, in their (nested) structure.
+
+        `zip(a, b)`, `zip((a, b))`, `zip(datasets=(a, (b, c)))` or a dict, as TF.
+        """
+        if args and datasets is not None:
+            raise TypeError("Both `*args` and `datasets` cannot be set.")
+        if datasets is None:
+            if not args:
+                raise TypeError("Must pass at least one dataset to `zip`.")
+            datasets = args[0] if len(args) == 1 else args
+        structure = datasets
+
+        def check(d):
+            if isinstance(d, list):
+                raise TypeError(
+                    "Invalid input to `zip`. Inputs are expected to be (nested) "
+                    "structures of `tf.data.Dataset` objects. Python `list` is not "
+                    "supported and you should use `tuple` instead. (Dataset.zip "
+                    "expects Datasets, got list.)"
+                )
             if not isinstance(d, Dataset):
                 raise TypeError(
-                    f"Dataset.zip expects Datasets, got {type(d).__name__}."
+                    "Invalid input to `zip`. Inputs are expected to be (nested) "
+                    "structures of `tf.data.Dataset` objects. (Dataset.zip expects "
+                    f"Datasets, got {type(d).__name__}.)"
                 )
-        keys = list(datasets) if isinstance(datasets, dict) else None
+            return d
+
+        _map_structure(check, structure)
+        items = _leaves(structure)
+        leaf_ids = {id(d): i for i, d in enumerate(items)}
 
         def make():
             for parts in zip(*[d._make() for d in items]):
-                yield dict(zip(keys, parts)) if keys else tuple(parts)
+                yield _map_structure(lambda d: parts[leaf_ids[id(d)]], structure)
 
-        known = [d._cardinality for d in items if d._cardinality >= 0]
-        if known:
-            card = min(known)
-        elif all(d._cardinality == INFINITE_CARDINALITY for d in items):
-            card = INFINITE_CARDINALITY
-        else:
-            card = UNKNOWN_CARDINALITY
-        specs = lambda: [d.element_spec for d in items]
-        spec = (lambda: dict(zip(keys, specs()))) if keys else (lambda: tuple(specs()))
-        return Dataset(make, card, spec)
+        card = INFINITE_CARDINALITY
+        for d in items:
+            n = d._cardinality
+            if n == UNKNOWN_CARDINALITY:
+                card = UNKNOWN_CARDINALITY
+                break
+            if n != INFINITE_CARDINALITY and (card == INFINITE_CARDINALITY or n < card):
+                card = n
+        spec = lambda: _map_structure(lambda d: d.element_spec, structure)
+        out = Dataset(make, card, spec)
+        out._options = _merged_options(items)
+        return out
 
     @staticmethod
     def from_generator(
         generator: Callable[..., Iterable[Any]], output_types=None, output_shapes=None,
         args=None, output_signature=None, name=None,
     ) -> Dataset:  # fmt: skip
-        """Elements produced by calling `generator(*args)` afresh on each iteration."""
+        """Elements produced by calling `generator(*args)` afresh on each iteration.
+
+        With `output_signature` (TensorSpecs) or `output_types`/`output_shapes`
+        each yielded value is converted to the declared dtype and its shape
+        checked, as TF does (a mismatch raises `InvalidArgumentError` when the
+        element is read).
+
+        Differences from TensorFlow: `output_types` without `output_shapes`
+        (an unknown rank in TF) takes the shapes of the first element.
+        """
         if not callable(generator):
+            raise TypeError("`generator` must be a Python callable.")
+        if output_signature is not None:
+            if output_types is not None:
+                raise TypeError(
+                    "The `output_types` argument can not be used together with the "
+                    "`output_signature` argument."
+                )
+            if output_shapes is not None:
+                raise TypeError(
+                    "The `output_shapes` argument can not be used together with the "
+                    "`output_signature` argument."
+                )
+            for spec in _leaves(output_signature):
+                if not isinstance(spec, TensorSpec):
+                    raise TypeError(
+                        "`output_signature` must contain objects that are subclass of "
+                        f"`tf.TypeSpec` but found {type(spec)} which is not."
+                    )
+            signature = output_signature
+        elif output_types is None:
             raise TypeError(
-                "from_generator expects a callable that returns an iterator."
+                "To specify the output signature you need to provide either the "
+                "`output_signature` argument or the `output_types` argument."
             )
-        call_args = tuple(args or ())
+        elif output_shapes is None:
+            signature = _map_structure(_TypeOnly, output_types)
+        else:
+            signature = _zip_structures(
+                lambda ts: TensorSpec(ts[1], ts[0]), [output_types, output_shapes]
+            )
+        call_args = tuple(_to_numpy(a) for a in (args or ()))
+
+        def convert(value):
+            try:
+                return _zip_structures(_conform, [signature, value])
+            except (TypeError, KeyError, IndexError) as e:
+                raise errors.InvalidArgumentError(None, None, f"TypeError: {e}") from e
 
         def make():
             for value in generator(*call_args):
-                yield _from_user(value)
+                yield convert(value)
 
-        return Dataset(make, UNKNOWN_CARDINALITY)
+        typed = all(isinstance(s, TensorSpec) for s in _leaves(signature))
+        return Dataset(make, UNKNOWN_CARDINALITY, signature if typed else None)
 
     # -- transformations -------------------------------------------------------
     def batch(self, batch_size: int | TensorLike, drop_remainder: bool = False,
@@ -257,8 +385,7 @@ class Dataset:
               name: str | None = None) -> Dataset:  # fmt: skip
         """Stacks `batch_size` consecutive elements (the last batch may be smaller)."""
         size = int(_to_numpy(batch_size))
-        if size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {size}.")
+        _check_positive(size, "Batch size")
         source = self._make
         slices, n = self._slices, self._cardinality
 
@@ -280,11 +407,16 @@ class Dataset:
             card = card // size if drop_remainder else -(-card // size)
         lead = size if drop_remainder else None
         spec = self._derived_spec(lambda s: TensorSpec([lead, *s.shape], s.dtype))
-        return Dataset(make, card, spec)
+        return self._derive(make, card, spec)
 
     def unbatch(self, name=None) -> Dataset:
         """Splits each element along its first axis (the inverse of `batch`)."""
         source = self._make
+        if self._spec is not None and any(
+            isinstance(s, TensorSpec) and s.shape.rank == 0
+            for s in _leaves(self.element_spec)
+        ):
+            raise ValueError("Cannot unbatch an input with scalar components.")
 
         def make():
             for element in source():
@@ -293,7 +425,11 @@ class Dataset:
                     yield _map_structure(lambda a: a[i], element)
 
         spec = self._derived_spec(lambda s: TensorSpec(s.shape[1:], s.dtype))
-        return Dataset(make, UNKNOWN_CARDINALITY, spec)
+        card = self._cardinality
+        if card >= 0:  # TF: known only when the batch dimension is static
+            leads = {s.shape[0] for s in _leaves(self.element_spec)}
+            card = card * leads.pop() if leads and None not in leads else -2
+        return self._derive(make, card, spec)
 
     def map(self, map_func: Callable[..., Any], num_parallel_calls: int | None = None,
             deterministic: bool | None = None, name: str | None = None,
@@ -309,21 +445,10 @@ class Dataset:
 
         def make():
             if workers <= 1:
-                for i, element in enumerate(source()):
-                    yield call(element, i)
-                return
-            from concurrent.futures import ThreadPoolExecutor
+                return _MapIterator(source(), call)
+            return _ParallelMapIterator(source(), call, workers)
 
-            with ThreadPoolExecutor(workers) as pool:
-                pending = []
-                for i, element in enumerate(source()):
-                    pending.append(pool.submit(call, element, i))
-                    if len(pending) >= 2 * workers:
-                        yield pending.pop(0).result()
-                for future in pending:
-                    yield future.result()
-
-        return Dataset(make, self._cardinality)
+        return self._derive(make, self._cardinality)
 
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
         """Keeps the elements for which `predicate` returns True."""
@@ -331,17 +456,9 @@ class Dataset:
         call = _UserFunction(predicate, "filter")
 
         def make():
-            for i, element in enumerate(source()):
-                keep = call(element, i)
-                if np.shape(keep) != ():
-                    raise ValueError(
-                        f"Dataset.filter predicate {call.where} must return a scalar "
-                        f"bool, got shape {np.shape(keep)}."
-                    )
-                if bool(keep):
-                    yield element
+            return _FilterIterator(source(), call)
 
-        return Dataset(make, UNKNOWN_CARDINALITY, self._same_spec())
+        return self._derive(make, UNKNOWN_CARDINALITY, self._same_spec())
 
     def shuffle(self, buffer_size: int | TensorLike, seed: int | None = None,
                 reshuffle_each_iteration: bool = True, name: str | None = None,
@@ -378,7 +495,7 @@ class Dataset:
             while buffer:
                 yield buffer.pop(int(rng.integers(len(buffer))))
 
-        return Dataset(make, self._cardinality, self._same_spec())
+        return self._derive(make, self._cardinality, self._same_spec())
 
     def repeat(
         self, count: int | TensorLike | None = None, name: str | None = None
@@ -396,7 +513,7 @@ class Dataset:
             card = INFINITE_CARDINALITY if card != 0 else 0
         elif card >= 0:
             card = card * n
-        return Dataset(make, card, self._same_spec())
+        return self._derive(make, card, self._same_spec())
 
     def take(self, count: int | TensorLike, name: str | None = None) -> Dataset:
         """The first `count` elements (all when -1)."""
@@ -410,18 +527,18 @@ class Dataset:
                 if card == INFINITE_CARDINALITY
                 else (min(n, card) if card >= 0 else card)
             )
-        return Dataset(make, card, self._same_spec())
+        return self._derive(make, card, self._same_spec())
 
     def skip(self, count: int | TensorLike, name: str | None = None) -> Dataset:
         """All but the first `count` elements (none when -1)."""
         n = int(_to_numpy(count))
         source = self._make
         if n < 0:
-            return Dataset(lambda: iter(()), 0, self._same_spec())
+            return self._derive(lambda: iter(()), 0, self._same_spec())
         card = self._cardinality
         if card >= 0:
             card = max(card - n, 0)
-        return Dataset(
+        return self._derive(
             lambda: itertools.islice(source(), n, None), card, self._same_spec()
         )
 
@@ -435,22 +552,27 @@ class Dataset:
                 yield (np.asarray(i, np.int64), element)
 
         spec = lambda: (TensorSpec([], np.int64), self.element_spec)
-        return Dataset(make, self._cardinality, spec)
+        return self._derive(make, self._cardinality, spec)
 
     def cache(self, filename="", name=None) -> Dataset:
-        """Keeps the elements of the first complete pass in memory for later passes.
+        """Keeps the elements of the first complete pass for later passes.
 
-        Caching to a file is not implemented: `filename` must be empty.
+        In memory by default; with `filename`, in that file (written once the
+        first pass completes, read by every later pass and by any dataset
+        cached to the same name, as TF's file cache).
+
+        Differences from TensorFlow: the file is jaxtape's own format
+        (`filename + ".jaxtape_cache"`, NumPy arrays), not TF's tensor bundle.
         """
-        if filename:
-            raise NotImplementedError(
-                "Dataset.cache(filename) is not supported; use cache() to keep the "
-                "elements in memory."
-            )
         source = self._make
         store: dict = {}
+        path = f"{os.fspath(filename)}.jaxtape_cache" if filename else None
 
         def make():
+            if path is not None and os.path.exists(path):
+                with open(path, "rb") as f:
+                    yield from pickle.load(f)
+                return
             if "elements" in store:
                 yield from store["elements"]
                 return
@@ -458,9 +580,335 @@ class Dataset:
             for element in source():
                 seen.append(element)
                 yield element
-            store["elements"] = seen
+            if path is None:
+                store["elements"] = seen
+                return
+            host = [_map_structure(np.asarray, e) for e in seen]
+            tmp = f"{path}.tmp{os.getpid()}"
+            with open(tmp, "wb") as f:
+                pickle.dump(host, f)
+            os.replace(tmp, path)  # readers never see a half-written cache
 
-        return Dataset(make, self._cardinality, self._same_spec())
+        return self._derive(make, self._cardinality, self._same_spec())
+
+    def take_while(self, predicate, name=None) -> Dataset:
+        """Elements up to (not including) the first where `predicate` is False."""
+        source = self._make
+        call = _UserFunction(predicate, "take_while")
+
+        def make():
+            for i, element in enumerate(source()):
+                keep = call(element, i)
+                if np.shape(keep) != () or np.asarray(keep).dtype != np.bool_:
+                    raise ValueError(
+                        "Invalid `predicate`. `predicate` must return a `tf.bool` "
+                        f"scalar tensor, but {call.where} returned "
+                        f"{_spec_of(keep)}."
+                    )
+                if not bool(keep):
+                    return
+                yield element
+
+        return self._derive(make, UNKNOWN_CARDINALITY, self._same_spec())
+
+    def shard(self, num_shards, index, name=None) -> Dataset:
+        """Every `num_shards`-th element, starting at `index`."""
+        n, i = int(_to_numpy(num_shards)), int(_to_numpy(index))
+        _check_positive(n, "Number of shards")
+        if not 0 <= i < n:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"Index must be between 0 and {n - 1} (currently index = {i}).",
+            )
+        source = self._make
+        card = self._cardinality
+        if card >= 0:
+            card = card // n + (1 if i < card % n else 0)
+        make = lambda: itertools.islice(source(), i, None, n)
+        return self._derive(make, card, self._same_spec())
+
+    def concatenate(self, dataset, name=None) -> Dataset:
+        """This dataset's elements followed by those of `dataset` (same types)."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(
+                f"Dataset.concatenate expects a Dataset, got {type(dataset).__name__}."
+            )
+        first, second = self._known_spec(), dataset._known_spec()
+        spec = None
+        if first is not None and second is not None:
+            try:
+                spec = _zip_structures(_common_spec, [first, second])
+            except (TypeError, ValueError, KeyError, IndexError):
+                raise TypeError(
+                    f"Incompatible dataset elements:\n  {first} vs.   {second}"
+                ) from None
+        a, b = self._make, dataset._make
+        cards = (self._cardinality, dataset._cardinality)
+        if INFINITE_CARDINALITY in cards:
+            card = INFINITE_CARDINALITY
+        elif UNKNOWN_CARDINALITY in cards:
+            card = UNKNOWN_CARDINALITY
+        else:
+            card = sum(cards)
+        out = Dataset(lambda: itertools.chain(a(), b()), card, spec)
+        out._options = _merged_options([self, dataset])
+        return out
+
+    def flat_map(self, map_func, name=None) -> Dataset:
+        """Maps each element to a Dataset and flattens the results in order."""
+        source = self._make
+        call = _UserFunction(map_func, "flat_map")
+
+        def make():
+            for i, element in enumerate(source()):
+                yield from _as_dataset(call(element, i), "flat_map")._make()
+
+        return self._derive(make, UNKNOWN_CARDINALITY)
+
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None,
+                   ) -> Dataset:  # fmt: skip
+        """Maps elements to Datasets and interleaves them, TF's cycle order.
+
+        `cycle_length` inputs are open at once (the CPU count by default, as
+        TF's AUTOTUNE); `block_length` consecutive elements (default 1) are
+        taken from each in turn. With `num_parallel_calls` the open datasets
+        are read ahead by a thread pool; the order stays TF's deterministic one.
+        """
+        from jaxtape._src.data import interleave_ops
+
+        return interleave_ops.interleave(
+            self, map_func, cycle_length, block_length, num_parallel_calls
+        )
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None,
+               ) -> Dataset:  # fmt: skip
+        """Windows of `size` elements (every `stride`-th), one every `shift`.
+
+        Each element is a Dataset (a structure of Datasets for tuple or dict
+        elements), as in TF; `.flat_map(lambda w: w.batch(size))` makes tensors.
+        """
+        from jaxtape._src.data import grouping
+
+        return grouping.window(self, size, shift, stride, drop_remainder)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False, name=None) -> Dataset:  # fmt: skip
+        """Batches elements of different shapes, padding each to a common shape."""
+        from jaxtape._src.data import grouping
+
+        return grouping.padded_batch(
+            self, batch_size, padded_shapes, padding_values, drop_remainder
+        )
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None) -> Dataset:
+        """Re-cuts batched elements into batches of `batch_size` (or a cycle of
+        sizes): `unbatch().batch(batch_size)` without the per-row work."""
+        from jaxtape._src.data import grouping
+
+        return grouping.rebatch(self, batch_size, drop_remainder)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None,
+                        window_size_func=None, name=None) -> Dataset:  # fmt: skip
+        """Groups elements by `key_func` into windows, each reduced to a Dataset."""
+        from jaxtape._src.data import grouping
+
+        return grouping.group_by_window(
+            self, key_func, reduce_func, window_size, window_size_func
+        )
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries,
+                                  bucket_batch_sizes, padded_shapes=None,
+                                  padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None,
+                                  ) -> Dataset:  # fmt: skip
+        """Batches elements of similar length together (padded), TF's bucketing."""
+        from jaxtape._src.data import grouping
+
+        return grouping.bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+            padded_shapes, padding_values, pad_to_bucket_boundary, no_padding,
+            drop_remainder,
+        )  # fmt: skip
+
+    def scan(self, initial_state, scan_func, name=None) -> Dataset:
+        """`scan_func(state, element) -> (new_state, output)`; yields the outputs."""
+        source = self._make
+        call = _UserFunction(scan_func, "scan")
+        initial = _from_user(initial_state)
+
+        def make():
+            state = initial
+            for i, element in enumerate(source()):
+                result = call((state, element), i)
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise TypeError(
+                        f"The scan function {call.where} must return a pair "
+                        "`(new_state, output_element)`."
+                    )
+                state = _checked_state(initial, result[0], "scan")
+                yield result[1]
+
+        return self._derive(make, self._cardinality)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Folds the elements with `state = reduce_func(state, element)`."""
+        call = _UserFunction(reduce_func, "reduce")
+        state = initial = _from_user(initial_state)
+        for i, element in enumerate(self._make()):
+            state = _checked_state(initial, call((state, element), i), "reduce")
+        return _map_structure(_host_or_device_tensor, state)
+
+    def unique(self, name=None) -> Dataset:
+        """Each distinct element once, in order of first appearance."""
+        spec = self._known_spec()
+        if spec is not None:
+            for s in _leaves(spec):
+                if not isinstance(s, TensorSpec) or s.dtype.name not in (
+                    "int32",
+                    "int64",
+                ):
+                    dtype = getattr(s, "dtype", s)
+                    raise TypeError(
+                        f"`tf.data.Dataset.unique` does not support type {dtype!r} -- "
+                        "only `tf.int32`, `tf.int64`, and `tf.string` are supported."
+                    )
+        source = self._make
+
+        def make():
+            seen = set()
+            for element in source():
+                key = tuple(np.asarray(x).item() for x in _leaves(element))
+                if key not in seen:
+                    seen.add(key)
+                    yield element
+
+        return self._derive(make, UNKNOWN_CARDINALITY, self._same_spec())
+
+    def ignore_errors(self, log_warning=False, name=None) -> Dataset:
+        """Drops elements whose computation raised (e.g. in `map`), as TF."""
+        source = self._make
+
+        def make():
+            it = source()
+            while True:
+                try:
+                    element = next(it)
+                except StopIteration:
+                    return
+                except Exception as e:  # TF drops any failed element
+                    if log_warning:
+                        warnings.warn(f"Dataset.ignore_errors dropped an element: {e}",
+                                      stacklevel=2)  # fmt: skip
+                    continue
+                yield element
+
+        return self._derive(make, UNKNOWN_CARDINALITY, self._same_spec())
+
+    def apply(self, transformation_func) -> Dataset:
+        """`transformation_func(self)`, which must return a Dataset."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(
+                "`transformation_func` must return a `tf.data.Dataset` object. "
+                f"Got {type(out)}."
+            )
+        return out
+
+    def get_single_element(self, name=None):
+        """The one element of a dataset with exactly one element."""
+        it = iter(self)
+        try:
+            element = next(it)
+        except StopIteration:
+            raise errors.InvalidArgumentError(
+                None, None, "Dataset was empty."
+            ) from None
+        for _ in it:
+            raise errors.InvalidArgumentError(
+                None, None, "Dataset had more than one element."
+            )
+        return element
+
+    def options(self):
+        """The `jaxtape.data.Options` set on this dataset or its inputs."""
+        from jaxtape._src.data.options import Options
+
+        return self._options if self._options is not None else Options()
+
+    def with_options(self, options, name=None) -> Dataset:
+        """The same dataset with `options` merged over its current ones."""
+        from jaxtape._src.data.options import Options
+
+        if not isinstance(options, Options):
+            raise TypeError(
+                f"Dataset.with_options expects a jaxtape.data.Options, got {options!r}."
+            )
+        out = self._derive(self._make, self._cardinality, self._same_spec())
+        out._slices = self._slices
+        out._options = self.options().merge(options)
+        return out
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=np.int64, name=None) -> Dataset:
+        """`start, start + step, ...` forever (TF's `Dataset.counter`)."""
+        np_dtype = _np_dtype(dtype)
+        a, b = int(_to_numpy(start)), int(_to_numpy(step))
+        make = lambda: (np.asarray(a + b * i, np_dtype) for i in itertools.count())
+        return Dataset(make, INFINITE_CARDINALITY, TensorSpec([], np_dtype))
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None) -> Dataset:
+        """Random int64 scalars forever (TF's `Dataset.random`; other values).
+
+        With a seed each pass repeats the same values unless
+        `rerandomize_each_iteration=True`.
+        """
+        global_seed = random_ops._seeds.global_seed
+        base = None
+        if seed is not None or global_seed is not None:
+            base = [int(global_seed or 0), int(seed or 0)]
+        epochs = itertools.count()
+
+        def make():
+            epoch = next(epochs) if rerandomize_each_iteration else 0
+            rng = np.random.default_rng(None if base is None else [*base, epoch])
+            while True:
+                yield np.asarray(rng.integers(-(2**63), 2**63 - 1), np.int64)
+
+        return Dataset(make, INFINITE_CARDINALITY, TensorSpec([], np.int64))
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None,
+                             stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None) -> Dataset:  # fmt: skip
+        """Draws each element from a dataset picked at random by `weights`."""
+        from jaxtape._src.data import interleave_ops
+
+        return interleave_ops.sample_from_datasets(
+            datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration
+        )
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True,
+                             ) -> Dataset:  # fmt: skip
+        """The next element of `datasets[i]` for each `i` of `choice_dataset`."""
+        from jaxtape._src.data import interleave_ops
+
+        return interleave_ops.choose_from_datasets(
+            datasets, choice_dataset, stop_on_empty_dataset
+        )
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None) -> Dataset:
+        """The file names matching a glob pattern (or list of them), as bytes.
+
+        Sorted when `shuffle=False`, shuffled (each pass anew) by default.
+        """
+        from jaxtape._src.data import readers
+
+        return readers.list_files(file_pattern, shuffle, seed)
 
     def prefetch(
         self, buffer_size: int | TensorLike, name: str | None = None
@@ -477,7 +925,7 @@ class Dataset:
         def make():
             return _Prefetcher(source(), size)
 
-        return Dataset(make, self._cardinality, self._same_spec())
+        return self._derive(make, self._cardinality, self._same_spec())
 
     # -- consumption -----------------------------------------------------------
     def __iter__(self) -> Iterator[Any]:
@@ -487,10 +935,26 @@ class Dataset:
     def as_numpy_iterator(self) -> Iterator[Any]:
         """The elements as NumPy arrays (TF's `as_numpy_iterator`)."""
         for element in self._make():
-            yield _map_structure(np.asarray, element)
+            yield _map_structure(_numpy_leaf, element)
 
     def _same_spec(self):
         return lambda: self.element_spec
+
+    def _derive(self, make, cardinality, spec=None) -> Dataset:
+        """A dataset computed from this one: it keeps this one's options."""
+        out = Dataset(make, cardinality, spec)
+        out._options = self._options
+        return out
+
+    def _known_spec(self):
+        """The element spec if it is known without running the pipeline, else None."""
+        _no_run.depth = getattr(_no_run, "depth", 0) + 1
+        try:
+            return self.element_spec
+        except _WouldRun:
+            return None
+        finally:
+            _no_run.depth -= 1
 
     def _derived_spec(self, fn):
         return lambda: _map_structure(fn, self.element_spec)
@@ -504,9 +968,12 @@ class Dataset:
         """
         if callable(self._spec):
             self._spec = self._spec()
+        if getattr(_no_run, "depth", 0) and (self._spec is None or self._inferred):
+            raise _WouldRun
         if self._spec is None:
             for element in self._make():
                 self._spec = _spec_of(element)
+                self._inferred = True  # from one element: others may differ
                 break
             else:
                 raise ValueError("element_spec of an empty dataset is unknown.")
@@ -549,6 +1016,8 @@ def _np_dtype(dtype):
 
 
 def _host_or_device_tensor(x):
+    if isinstance(x, Dataset):
+        return x
     if isinstance(x, jax.Array):
         return Tensor(x)
     return _to_tensor(x)
@@ -645,6 +1114,175 @@ class _Prefetcher:
 
 
 def _device_put(x):
-    if isinstance(x, np.ndarray) and x.dtype.kind in "USO":
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO":
         return x
     return jax.device_put(x)
+
+
+def _numpy_leaf(x):
+    if isinstance(x, Dataset):
+        raise TypeError(
+            "Dataset.as_numpy_iterator() is not supported for datasets that produce "
+            "values of type DatasetSpec (e.g. after `window`); iterate it with "
+            "`for` or `flat_map` the inner datasets first."
+        )
+    return np.asarray(x)
+
+
+def _check_positive(n: int, what: str) -> None:
+    if n <= 0:
+        raise errors.InvalidArgumentError(
+            None, None, f"{what} must be greater than zero."
+        )
+
+
+def _merged_options(datasets):
+    merged = None
+    for d in datasets:
+        if d._options is not None:
+            merged = d._options if merged is None else merged.merge(d._options)
+    return merged
+
+
+def _as_dataset(value, method: str) -> Dataset:
+    if not isinstance(value, Dataset):
+        raise TypeError(
+            f"The function passed to Dataset.{method} must return a Dataset, got "
+            f"{type(value).__name__}."
+        )
+    return value
+
+
+def _common_spec(specs):
+    """The most specific spec compatible with both (TF's rule for concatenate)."""
+    a, b = specs
+    if isinstance(a, DatasetSpec) or isinstance(b, DatasetSpec):
+        if a != b:
+            raise TypeError("incompatible dataset specs")
+        return a
+    if a.dtype != b.dtype or a.shape.rank != b.shape.rank:
+        raise TypeError("incompatible specs")
+    return TensorSpec(
+        [x if x == y else None for x, y in zip(a.shape, b.shape)], a.dtype
+    )
+
+
+def _checked_state(initial, new, method: str):
+    """`new` state must have the initial state's structure and dtypes (as TF)."""
+    try:
+        pairs = _leaves(_zip_structures(list, [initial, new]))
+    except (KeyError, IndexError, TypeError):
+        raise TypeError(
+            f"The {method} function must return a state with the structure of the "
+            f"initial state {_spec_of(initial)}."
+        ) from None
+    want = [str(np.asarray(a).dtype) for a, _ in pairs]
+    got = [str(np.asarray(b).dtype) for _, b in pairs]
+    if got != want:
+        raise TypeError(
+            "The element types for the new state must match the initial state. "
+            f"Expected {want}; got {got}."
+        )
+    return new
+
+
+class _TypeOnly:
+    """A `from_generator` component given by `output_types` alone (no shape)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def _conform(pair):
+    """A generator's value as the declared dtype and shape (TF's checks)."""
+    spec, value = pair
+    dtype = _np_dtype(spec.dtype)
+    try:
+        array = np.asarray(_to_numpy(value)).astype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "`generator` yielded an element that could not be converted to the "
+            f"expected type. The expected type was {dtype}, but the yielded element "
+            f"was {value!r}."
+        ) from None
+    if isinstance(spec, TensorSpec) and not spec.shape.is_compatible_with(
+        TensorShape(array.shape)
+    ):
+        raise TypeError(
+            f"`generator` yielded an element of shape {array.shape} where an element "
+            f"of shape {tuple(spec.shape)} was expected."
+        )
+    return array
+
+
+class _MapIterator:
+    """`map`'s iterator; an error in the function leaves it usable (so that
+    `ignore_errors` can go on to the next element, as TF's iterators do)."""
+
+    def __init__(self, source: Iterator, call: _UserFunction):
+        self._source, self._call, self._index = source, call, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        element = next(self._source)
+        self._index += 1
+        return self._call(element, self._index - 1)
+
+
+class _ParallelMapIterator:
+    """`map` with `num_parallel_calls`: up to `2 * workers` elements in flight on
+    a thread pool, handed over in input order."""
+
+    def __init__(self, source: Iterator, call: _UserFunction, workers: int):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._source, self._call, self._index = source, call, 0
+        self._pool = ThreadPoolExecutor(workers)
+        self._pending: collections.deque = collections.deque()
+        self._limit = 2 * workers
+        self._exhausted = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while not self._exhausted and len(self._pending) < self._limit:
+            try:
+                element = next(self._source)
+            except StopIteration:
+                self._exhausted = True
+                break
+            self._pending.append(self._pool.submit(self._call, element, self._index))
+            self._index += 1
+        if not self._pending:
+            self._pool.shutdown(wait=False)
+            raise StopIteration
+        return self._pending.popleft().result()
+
+    def __del__(self):
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _FilterIterator:
+    """`filter`'s iterator (resumable after an error in the predicate)."""
+
+    def __init__(self, source: Iterator, call: _UserFunction):
+        self._source, self._call, self._index = source, call, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while True:
+            element = next(self._source)
+            self._index += 1
+            keep = self._call(element, self._index - 1)
+            if np.shape(keep) != ():
+                raise ValueError(
+                    f"Dataset.filter predicate {self._call.where} must return a "
+                    f"scalar bool, got shape {np.shape(keep)}."
+                )
+            if bool(keep):
+                return element

@@ -1,0 +1,183 @@
+"""`jaxtape.data.experimental`: TF's older transformation functions.
+
+Layer L4. Each returns a function `Dataset -> Dataset` for `Dataset.apply`,
+as TF's do, and is a thin shell over the `Dataset` method that replaced it.
+"""
+
+from __future__ import annotations
+
+from jaxtape._src.core import errors
+from jaxtape._src.data.dataset import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Dataset,
+    _to_numpy,
+)
+
+
+def cardinality(dataset: Dataset):
+    """`dataset.cardinality()` (TF's `data.experimental.cardinality`)."""
+    return dataset.cardinality()
+
+
+def assert_cardinality(expected_cardinality):
+    """Declares the dataset's cardinality; reading it checks the claim (as TF)."""
+    expected = int(_to_numpy(expected_cardinality))
+
+    def apply(ds: Dataset) -> Dataset:
+        source = ds._make
+
+        def make():
+            count = 0
+            for element in source():
+                count += 1
+                if expected >= 0 and count > expected:
+                    raise errors.FailedPreconditionError(
+                        None,
+                        None,
+                        f"Input dataset was expected to contain {_n(expected)} but "
+                        f"contained at least {_n(count)}.",
+                    )
+                yield element
+            if expected == INFINITE_CARDINALITY or (0 <= count < expected):
+                want = (
+                    "an infinite number of elements" if expected < 0 else _n(expected)
+                )
+                raise errors.FailedPreconditionError(
+                    None,
+                    None,
+                    f"Input dataset was expected to contain {want} but contained "
+                    f"only {_n(count)}.",
+                )
+
+        return ds._derive(make, expected, ds._same_spec())
+
+    return apply
+
+
+def _n(count: int) -> str:
+    return f"{count} element" + ("" if count == 1 else "s")
+
+
+def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=None):
+    """Not supported: jaxtape has no RaggedTensor yet."""
+    raise NotImplementedError(
+        "tf.data.experimental.dense_to_ragged_batch needs RaggedTensor, which jaxtape "
+        "does not have yet; use Dataset.padded_batch instead."
+    )
+
+
+def get_single_element(dataset: Dataset):
+    """`dataset.get_single_element()`."""
+    return dataset.get_single_element()
+
+
+def ignore_errors(log_warning=False):
+    """`Dataset.ignore_errors` for `apply`."""
+    return lambda ds: ds.ignore_errors(log_warning)
+
+
+def unbatch():
+    """`Dataset.unbatch` for `apply`."""
+    return lambda ds: ds.unbatch()
+
+
+def unique():
+    """`Dataset.unique` for `apply`."""
+    return lambda ds: ds.unique()
+
+
+def take_while(predicate):
+    """`Dataset.take_while` for `apply`."""
+    return lambda ds: ds.take_while(predicate)
+
+
+def scan(initial_state, scan_func):
+    """`Dataset.scan` for `apply`."""
+    return lambda ds: ds.scan(initial_state, scan_func)
+
+
+def enumerate_dataset(start=0):
+    """`Dataset.enumerate` for `apply`."""
+    return lambda ds: ds.enumerate(start)
+
+
+def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
+    """`Dataset.group_by_window` for `apply`."""
+    return lambda ds: ds.group_by_window(
+        key_func, reduce_func, window_size, window_size_func
+    )
+
+
+def bucket_by_sequence_length(element_length_func, bucket_boundaries,
+                              bucket_batch_sizes, padded_shapes=None,
+                              padding_values=None, pad_to_bucket_boundary=False,
+                              no_padding=False, drop_remainder=False):  # fmt: skip
+    """`Dataset.bucket_by_sequence_length` for `apply`."""
+    return lambda ds: ds.bucket_by_sequence_length(
+        element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+        padding_values, pad_to_bucket_boundary, no_padding, drop_remainder,
+    )  # fmt: skip
+
+
+def shuffle_and_repeat(buffer_size, count=None, seed=None):
+    """`shuffle(buffer_size, seed).repeat(count)` for `apply`."""
+    return lambda ds: ds.shuffle(buffer_size, seed).repeat(count)
+
+
+def map_and_batch(map_func, batch_size, num_parallel_batches=None,
+                  drop_remainder=False, num_parallel_calls=None):  # fmt: skip
+    """`map(map_func).batch(batch_size)` for `apply`."""
+    calls = num_parallel_calls
+    if calls is None and num_parallel_batches is not None:
+        calls = int(num_parallel_batches) * int(_to_numpy(batch_size))
+    return lambda ds: ds.map(map_func, calls).batch(batch_size, drop_remainder)
+
+
+def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False,
+                        buffer_output_elements=None,
+                        prefetch_input_elements=None):  # fmt: skip
+    """`interleave(..., num_parallel_calls=cycle_length)` for `apply` (in TF's
+    deterministic order even when `sloppy`)."""
+    return lambda ds: ds.interleave(
+        map_func, cycle_length, block_length, num_parallel_calls=cycle_length
+    )
+
+
+def prefetch_to_device(device, buffer_size=None):
+    """`prefetch` (elements are put on the default device ahead of time).
+
+    Differences from TensorFlow: `device` is accepted and the elements go to
+    jaxtape's current default device.
+    """
+    del device
+    return lambda ds: ds.prefetch(1 if buffer_size is None else buffer_size)
+
+
+def sample_from_datasets(datasets, weights=None, seed=None,
+                         stop_on_empty_dataset=False):  # fmt: skip
+    """`Dataset.sample_from_datasets`."""
+    return Dataset.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+    """`Dataset.choose_from_datasets`."""
+    return Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+
+def Counter(start=0, step=1, dtype=None):  # noqa: N802 (TF's name)
+    """`Dataset.counter` (TF's `data.experimental.Counter`)."""
+    return Dataset.counter(start, step) if dtype is None else Dataset.counter(
+        start, step, dtype
+    )  # fmt: skip
+
+
+def from_list(elements, name=None) -> Dataset:
+    """One element per item of `elements` (each a structure of tensors)."""
+    items = list(elements)
+    if not items:
+        raise ValueError("Invalid `elements`. `elements` should not be empty.")
+    from jaxtape._src.data.dataset import _from_user, _spec_of
+
+    data = [_from_user(e) for e in items]
+    return Dataset(lambda: iter(data), len(data), lambda: _spec_of(data[0]))
