@@ -71,11 +71,10 @@ SELF = [(2, 5, 8), (2, 5, 8)]
 CROSS = [(2, 5, 8), (2, 4, 6)]
 MHA = [
     ("basic", {"num_heads": 2, "key_dim": 3}, CROSS, {}),
-    ("key", {"num_heads": 2, "key_dim": 3}, CROSS + [(2, 4, 7)], {}),
     (
-        "value_dim_output_shape",
+        "key_value_dim_output_shape",
         {"num_heads": 3, "key_dim": 2, "value_dim": 4, "output_shape": 5},
-        CROSS,
+        CROSS + [(2, 4, 7)],
         {},
     ),
     (
@@ -96,7 +95,6 @@ MHA = [
         CROSS,
         {"query_mask": QUERY_MASK},
     ),
-    ("causal", {"num_heads": 2, "key_dim": 3}, SELF, {"use_causal_mask": True}),
     (
         "causal_scores",
         {"num_heads": 2, "key_dim": 3},
@@ -146,7 +144,7 @@ GQA = [
         {"use_causal_mask": True, "return_attention_scores": True},
     ),
     (
-        "mask",
+        "masks_no_bias",
         {
             "head_dim": 2,
             "num_query_heads": 2,
@@ -154,13 +152,11 @@ GQA = [
             "use_bias": False,
         },
         CROSS,
-        {"attention_mask": ATTN_MASK},
-    ),
-    (
-        "query_and_value_masks",
-        {"head_dim": 2, "num_query_heads": 2, "num_key_value_heads": 2},
-        CROSS,
-        {"query_mask": QUERY_MASK, "value_mask": VALUE_MASK},
+        {
+            "attention_mask": ATTN_MASK,
+            "query_mask": QUERY_MASK,
+            "value_mask": VALUE_MASK,
+        },
     ),
 ]
 
@@ -242,9 +238,6 @@ def test_attention_dropout_is_fresh_each_call_and_identity_at_inference():
     np.testing.assert_array_equal(mha(x, x, training=False).numpy(), infer)
     a, b = mha(x, x, training=True).numpy(), mha(x, x, training=True).numpy()
     assert not np.allclose(a, infer) and not np.allclose(a, b)
-    # Scores returned are before dropout (Keras's): rows sum to one.
-    _, scores = mha(x, x, training=True, return_attention_scores=True)
-    np.testing.assert_allclose(scores.numpy().sum(-1), 1.0, rtol=1e-5)
 
     step = jt.function(lambda x: mha(x, x, training=True))
     c, d = step(x).numpy(), step(x).numpy()
