@@ -1,13 +1,20 @@
 """`jaxtape.keras.callbacks`: re-exports only."""
 
 from jaxtape._src.keras.callbacks import (  # noqa: F401
+    BackupAndRestore,
     Callback,
+    CallbackList,
+    CSVLogger,
     EarlyStopping,
     History,
     LambdaCallback,
+    LearningRateScheduler,
     ModelCheckpoint,
     ProgbarLogger,
+    ReduceLROnPlateau,
+    SwapEMAWeights,
     TensorBoard,
+    TerminateOnNaN,
 )
 
 from jaxtape._src import missing as _missing

@@ -9,15 +9,21 @@ look costs nothing), where Keras converts them to floats.
 
 from __future__ import annotations
 
+import collections.abc
+import contextlib
+import csv
 import json
 import os
+import shutil
 import time
+import typing
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from jaxtape._src.checkpoint import storage
 from jaxtape._src.keras import saving
 from jaxtape._src.summary import ops as summary
 from jaxtape._src.summary import writer as _summary_writer
@@ -231,7 +237,9 @@ class LambdaCallback(Callback):
 class _MonitorCallback(Callback):
     """Keras's MonitorCallback: is `monitor` better than the best so far?"""
 
-    def __init__(self, monitor="val_loss", mode="auto", baseline=None, min_delta=0):
+    def __init__(
+        self, monitor="val_loss", mode="auto", baseline=None, min_delta: float = 0
+    ):
         super().__init__()
         if mode not in ("auto", "min", "max"):
             warnings.warn(
@@ -482,6 +490,341 @@ class ModelCheckpoint(_MonitorCallback):
             model.save(filepath, overwrite=True)
         if self.verbose > 0:
             print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
+
+
+def _optimizer(callback):
+    optimizer = callback._attached_model().optimizer
+    if optimizer is None:
+        raise ValueError(
+            f"{type(callback).__name__} needs the model's optimizer: compile the "
+            "model (`model.compile(optimizer=...)`) before `fit`."
+        )
+    return optimizer
+
+
+def _learning_rate(optimizer) -> float:
+    if not hasattr(optimizer, "learning_rate"):
+        raise ValueError('Optimizer must have a "learning_rate" attribute.')
+    return float(np.asarray(optimizer.learning_rate.numpy()))
+
+
+class LearningRateScheduler(Callback):
+    """Sets the optimizer's learning rate at the start of each epoch to
+    `schedule(epoch, lr)` (or `schedule(epoch)`), and logs it as
+    `learning_rate` (Keras 3's callback)."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        optimizer = _optimizer(self)
+        try:  # Keras's new API, then its old one
+            learning_rate = self.schedule(epoch, _learning_rate(optimizer))
+        except TypeError:
+            learning_rate = self.schedule(epoch)
+        if not isinstance(learning_rate, (float, np.floating)):
+            raise ValueError(
+                "The output of the `schedule` function should be a float. "
+                f"Got: {learning_rate}"
+            )
+        optimizer.learning_rate = learning_rate
+        if self.verbose > 0:
+            print(
+                f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate "
+                f"to {learning_rate}."
+            )
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = _learning_rate(_optimizer(self))
+
+
+class ReduceLROnPlateau(_MonitorCallback):
+    """Multiplies the learning rate by `factor` when `monitor` has not improved
+    by `min_delta` for `patience` epochs, then waits `cooldown` epochs; never
+    below `min_lr` (Keras 3's callback, which logs `learning_rate`)."""
+
+    def __init__(
+        self,
+        monitor="val_loss",
+        factor=0.1,
+        patience=10,
+        verbose=0,
+        mode="auto",
+        min_delta=1e-4,
+        cooldown=0,
+        min_lr=0.0,
+        **kwargs,
+    ):
+        super().__init__(monitor, mode, min_delta=min_delta)
+        if kwargs:
+            raise NotImplementedError(
+                f"ReduceLROnPlateau: arguments {sorted(kwargs)} are not supported "
+                "by jaxtape (Keras 3 ignores them too, with a warning)."
+            )
+        if factor >= 1.0:
+            raise ValueError(
+                "ReduceLROnPlateau does not support a factor >= 1.0. "
+                f"Received factor={factor}"
+            )
+        self.factor, self.min_lr = factor, min_lr
+        self.patience, self.verbose, self.cooldown = patience, verbose, cooldown
+        self.cooldown_counter = self.wait = 0
+
+    def on_train_begin(self, logs=None):
+        self.best, self.cooldown_counter, self.wait = None, 0, 0
+
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._sign is None:
+            self._set_monitor_op()
+        logs = logs if logs is not None else {}
+        optimizer = _optimizer(self)
+        logs["learning_rate"] = _learning_rate(optimizer)
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(
+                "Learning rate reduction is conditioned on metric "
+                f"`{self.monitor}` which is not available. Available metrics are: "
+                f"{','.join(logs)}.",
+                stacklevel=2,
+            )
+            return
+        if self.in_cooldown():
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._is_improvement(current, self.best):
+            self.best, self.wait = current, 0
+        elif not self.in_cooldown():
+            self.wait += 1
+            if self.wait >= self.patience:
+                old_lr = _learning_rate(optimizer)
+                if old_lr > np.float32(self.min_lr):
+                    new_lr = max(old_lr * self.factor, self.min_lr)
+                    optimizer.learning_rate = new_lr
+                    if self.verbose > 0:
+                        print(
+                            f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing "
+                            f"learning rate to {new_lr}."
+                        )
+                    self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+class TerminateOnNaN(Callback):
+    """Stops training at the first batch whose loss is NaN or infinite
+    (`raise_error=True`: raises RuntimeError instead), as Keras 3."""
+
+    def __init__(self, raise_error: bool = False):
+        super().__init__()
+        self.raise_error = raise_error
+
+    def on_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None:
+            return
+        loss = float(np.asarray(getattr(loss, "_value", loss)))
+        if np.isnan(loss) or np.isinf(loss):
+            if self.raise_error:
+                raise RuntimeError(
+                    f"NaN or Inf loss encountered at batch {batch}. Loss value: "
+                    f"{loss}. Terminating training immediately."
+                )
+            print(f"Batch {batch}: Invalid loss, terminating training")
+            self._attached_model().stop_training = True
+
+
+class CSVLogger(Callback):
+    """Streams each epoch's logs to a CSV file (Keras 3's columns: `epoch`,
+    then the sorted log keys; `append=True` continues a file)."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.sep, self.filename, self.append = separator, os.fspath(filename), append
+        self.writer = self.keys = self.csv_file = None
+        self.append_header = True
+
+    def on_train_begin(self, logs=None):
+        mode = "w"
+        if self.append:
+            if os.path.exists(self.filename):
+                with open(self.filename) as f:
+                    self.append_header = not bool(len(f.readline()))
+            mode = "a"
+        if self.csv_file is not None and not self.csv_file.closed:
+            self.csv_file.close()
+        self.csv_file = open(self.filename, mode, newline="")  # noqa: SIM115
+        self.writer = self.keys = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+
+        def handle_value(k):
+            if isinstance(k, str):
+                return k
+            if isinstance(k, collections.abc.Iterable) and not (
+                isinstance(k, np.ndarray) and k.ndim == 0
+            ):
+                return f'"[{", ".join(map(str, k))}]"'
+            return k
+
+        if self.keys is None:
+            self.keys = sorted(logs)
+            if self.keys and not any(k.startswith("val_") for k in self.keys):
+                self.keys.extend([f"val_{k}" for k in self.keys])
+        if self.csv_file is None or self.csv_file.closed:
+            self.on_train_begin()
+        csv_file = typing.cast("typing.TextIO", self.csv_file)  # (opened above)
+        if not self.writer:
+            sep = self.sep
+
+            class _Dialect(csv.excel):
+                delimiter = sep
+
+            self.writer = csv.DictWriter(
+                csv_file, fieldnames=["epoch", *self.keys], dialect=_Dialect
+            )
+            if self.append_header:
+                self.writer.writeheader()
+        row = {"epoch": epoch}
+        row.update((key, handle_value(logs.get(key, "NA"))) for key in self.keys)
+        self.writer.writerow(row)
+        csv_file.flush()
+
+    def on_train_end(self, logs=None):
+        if self.csv_file is not None and not self.csv_file.closed:
+            self.csv_file.close()
+        self.writer = None
+
+
+class BackupAndRestore(Callback):
+    """Backs `fit` up to `backup_dir` (the weights with the optimizer's state,
+    and the epoch reached) every epoch or every `save_freq` batches; a `fit`
+    started again after an interruption restores them and continues from the
+    epoch after the last backup (Keras 3's callback).
+
+    Each backup is written atomically: the weights go to a new file, then the
+    small metadata file naming it replaces the old one (a temporary file,
+    then a rename), so a kill at any point leaves the previous backup whole.
+    Backups of tf.keras (`latest.weights.h5`) are restored too; jaxtape's
+    name their weights file in the metadata, which tf.keras does not read.
+    `delete_checkpoint`: remove the backup when training ends normally.
+    """
+
+    def __init__(
+        self,
+        backup_dir,
+        save_freq="epoch",
+        double_checkpoint=False,
+        delete_checkpoint=True,
+    ):
+        super().__init__()
+        if not backup_dir:
+            raise ValueError("Empty `backup_dir` argument passed")
+        if save_freq != "epoch" and not isinstance(save_freq, int):
+            raise ValueError(
+                "Invalid value for argument `save_freq`. Received: "
+                f"save_freq={save_freq}. Expected either 'epoch' or an integer value."
+            )
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq = save_freq
+        # Every backup is kept whole until the next one is complete, which is
+        # what Keras's `double_checkpoint` asks for.
+        self.double_checkpoint = double_checkpoint
+        self.delete_checkpoint = delete_checkpoint
+        self._metadata_path = os.path.join(self.backup_dir, "training_metadata.json")
+        self._batches_seen_since_last_saving = 0
+        self._last_batch_seen = 0
+        self._current_epoch = 0
+
+    def on_train_begin(self, logs=None):
+        model = self._attached_model()
+        if not model.built:
+            raise ValueError(
+                "To use the BackupAndRestore callback, you model must be built "
+                f"before you call `fit()`. Model {model} is unbuilt. You can build "
+                "it beforehand by calling it on a batch of data."
+            )
+        if not os.path.exists(self._metadata_path):
+            keras_weights = os.path.join(self.backup_dir, "latest.weights.h5")
+            if os.path.exists(keras_weights):  # tf.keras's, without its epoch
+                if model.optimizer is not None:
+                    model.optimizer.build(model.trainable_variables)
+                model.load_weights(keras_weights)
+            return
+        with open(self._metadata_path) as f:
+            metadata = json.load(f)
+        weights = metadata.get("weights", "latest.weights.h5")
+        if model.optimizer is not None:  # its state is in the file too
+            model.optimizer.build(model.trainable_variables)
+        model.load_weights(os.path.join(self.backup_dir, weights))
+        model._initial_epoch = metadata["epoch"]
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._current_epoch = epoch + 1
+        self._last_batch_seen = 0
+        if self.save_freq == "epoch":
+            self._save_model()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._should_save_on_batch(batch):
+            self._save_model()
+
+    def _should_save_on_batch(self, batch) -> bool:
+        if self.save_freq == "epoch":
+            return False
+        if batch <= self._last_batch_seen:
+            add_batches = batch + 1
+        else:
+            add_batches = batch - self._last_batch_seen
+        self._batches_seen_since_last_saving += add_batches
+        self._last_batch_seen = batch
+        if self._batches_seen_since_last_saving >= self.save_freq:
+            self._batches_seen_since_last_saving = 0
+            return True
+        return False
+
+    def _save_model(self) -> None:
+        os.makedirs(self.backup_dir, exist_ok=True)
+        old = None
+        if os.path.exists(self._metadata_path):
+            with open(self._metadata_path) as f:
+                old = json.load(f).get("weights")
+        name = f"backup-{time.time_ns()}.weights.h5"  # a new file every time
+        self._attached_model().save_weights(os.path.join(self.backup_dir, name))
+        metadata = {
+            "epoch": self._current_epoch,
+            "batch": self._last_batch_seen,
+            "weights": name,
+        }
+        storage.atomic_file(
+            self._metadata_path, lambda f: f.write(json.dumps(metadata).encode())
+        )
+        # The previous backup's weights; a tf.keras backup's too, which tf.keras
+        # would otherwise pair with this backup's epoch.
+        for stale in {old or "latest.weights.h5", "latest.weights.h5"} - {name}:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(self.backup_dir, stale))
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint and os.path.exists(self.backup_dir):
+            shutil.rmtree(self.backup_dir)
+
+
+class SwapEMAWeights(Callback):
+    """Keras's SwapEMAWeights needs an optimizer with `use_ema=True`, which
+    jaxtape's optimizers do not have yet."""
+
+    def __init__(self, swap_on_epoch=False):
+        super().__init__()
+        raise NotImplementedError(
+            f"SwapEMAWeights(swap_on_epoch={swap_on_epoch}): optimizers with "
+            "`use_ema=True` (exponential moving averages of the weights) are not "
+            "implemented in jaxtape yet."
+        )
 
 
 class ProgbarLogger(Callback):

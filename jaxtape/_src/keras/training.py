@@ -135,6 +135,7 @@ class TrainingMixin(_Host):
         self.__dict__["loss"] = None  # (not tracked: checkpoints leave it out)
         self.__dict__["_compile_config"] = None
         self.stop_training = False
+        self._initial_epoch: int | None = None  # set by BackupAndRestore
         self.stop_evaluating = False
         self.stop_predicting = False
         self.history: callbacks_module.History | None = None
@@ -554,6 +555,7 @@ class TrainingMixin(_Host):
         per_call = self.steps_per_execution
         train = self._step_function("train", per_call)
         cb.on_train_begin()
+        initial_epoch = self._initial_epoch or initial_epoch  # (a restored backup)
         logs, training_logs = {}, None
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
@@ -583,6 +585,10 @@ class TrainingMixin(_Host):
             if self.stop_training:
                 break
         cb.on_train_end(logs=training_logs)
+        # (its History, also when no epoch ran: Keras returns it empty)
+        self.history = next(
+            c for c in cb.callbacks if isinstance(c, callbacks_module.History)
+        )
         return self.history
 
     def evaluate(
