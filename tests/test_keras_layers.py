@@ -449,6 +449,7 @@ BAD = [
     ("GroupNormalization", dict(groups=4), (2, 6)),
     ("UnitNormalization", dict(axis="a"), None),
     ("GaussianNoise", dict(stddev=2.0), None),
+    ("SpatialDropout2D", dict(rate=-0.1), None),
     ("ThresholdedReLU", dict(theta=-1.0), None),
 ]
 

@@ -50,8 +50,7 @@ class Dropout(Layer):
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if not 0 <= rate <= 1:
-            raise ValueError(f"Dropout: rate must be in [0, 1]; got {rate}.")
+        _check_fraction(rate, "rate")
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
 
     def call(self, inputs, training=None):
