@@ -5,8 +5,8 @@ from jaxtape._src.data.dataset import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Dataset,
-    DatasetSpec,
 )
+from jaxtape._src.data.structure import DatasetSpec
 from jaxtape._src.data.options import Options, ThreadingOptions
 from jaxtape._src.data.readers import TextLineDataset
 from jaxtape.data import experimental

@@ -11,11 +11,9 @@ by element (TF traces it into a graph once; side effects here run per element).
 
 from __future__ import annotations
 
-import collections
 import itertools
 import os
 import pickle
-import queue
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -25,154 +23,40 @@ import jax
 import numpy as np
 
 from jaxtape._src.core import context, errors
-from jaxtape._src.core.dispatch import to_value
-from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
+from jaxtape._src.core.tensor import Tensor, TensorSpec
+from jaxtape._src.data.iterators import (
+    AUTOTUNE,
+    _FilterIterator,
+    _MapIterator,
+    _ParallelMapIterator,
+    _Prefetcher,
+    _UserFunction,
+    _workers,
+)
+from jaxtape._src.data.structure import (
+    _checked_state,
+    _common_spec,
+    _conform,
+    _DatasetBase,
+    _dtype,
+    _from_user,
+    _host_or_device_tensor,
+    _leaves,
+    _map_structure,
+    _np_dtype,
+    _numpy_leaf,
+    _spec_of,
+    _to_numpy,
+    _TypeOnly,
+    _zip_structures,
+)
 from jaxtape._src.state import random_ops
-from jaxtape._src.state.variable import Variable
 
 if TYPE_CHECKING:
     from jaxtape._src.core.typing import Nested, TensorLike
 
-AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
-
-
-# -- nested structures ----------------------------------------------------------------
-# As in tf.data, tuples and dicts are structure; a list is one value (an array).
-def _map_structure(fn, s):
-    if isinstance(s, tuple) and hasattr(s, "_fields"):
-        return type(s)(*[_map_structure(fn, v) for v in s])
-    if isinstance(s, tuple):
-        return tuple(_map_structure(fn, v) for v in s)
-    if isinstance(s, dict):
-        return {k: _map_structure(fn, v) for k, v in s.items()}
-    return fn(s)
-
-
-def _leaves(s) -> list:
-    out = []
-    _map_structure(out.append, s)
-    return out
-
-
-def _zip_structures(fn, structures):
-    first = structures[0]
-    if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(
-            *[
-                _zip_structures(fn, [s[i] for s in structures])
-                for i in range(len(first))
-            ]
-        )
-    if isinstance(first, tuple):
-        return tuple(
-            _zip_structures(fn, [s[i] for s in structures]) for i in range(len(first))
-        )
-    if isinstance(first, dict):
-        return {k: _zip_structures(fn, [s[k] for s in structures]) for k in first}
-    return fn(structures)
-
-
-def _to_numpy(x) -> np.ndarray:
-    """A host array by TF's conversion rules (Python float -> float32, ...)."""
-    if type(x) is Tensor:
-        return np.asarray(x._value)
-    if isinstance(x, Variable):
-        return np.asarray(x.read_value()._value)
-    if isinstance(x, np.ndarray):
-        return x
-    if isinstance(x, (str, bytes)) or (
-        isinstance(x, list) and isinstance(_first_leaf(x), (str, bytes))
-    ):
-        return _string_array(x)
-    return np.asarray(to_value(x))
-
-
-def _first_leaf(x):
-    while isinstance(x, (list, tuple)) and x:
-        x = x[0]
-    return x
-
-
-def _string_array(x) -> np.ndarray:
-    """Strings (kept as NumPy, jaxtape has no string tensors) by TF's rules:
-    rectangular, and not mixed with numbers."""
-    try:
-        out = np.asarray(x)
-    except ValueError:
-        raise ValueError(
-            "Can't convert non-rectangular Python sequence to Tensor. Every row of "
-            "a nested list needs the same length; pad the rows first."
-        ) from None
-    if out.dtype.kind not in "SU" or not all(
-        isinstance(v, (str, bytes)) for v in np.ravel(np.asarray(x, dtype=object))
-    ):
-        raise ValueError(
-            "Can't convert Python sequence with mixed types to Tensor: strings and "
-            f"other values in {x!r:.60}. Keep strings and numbers in separate "
-            "components (a tuple or dict)."
-        )
-    return out
-
-
-def _to_tensor(x):
-    if isinstance(x, Dataset):
-        return x
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO":
-        return np.asarray(x)  # strings have no jax dtype: they stay NumPy
-    return Tensor(jax.numpy.asarray(x))
-
-
-def _from_user(value):
-    """User data as a structure of host arrays (by TF's conversion rules)."""
-    return _map_structure(_to_numpy, value)
-
-
-def _kept(x):
-    # A map function's results stay where they are (no copy back to the host).
-    if isinstance(x, Dataset):
-        return x
-    if type(x) is Tensor:
-        return x._value
-    if isinstance(x, Variable):
-        return x.read_value()._value
-    return x if isinstance(x, jax.Array) else _to_numpy(x)
-
-
-def _spec_of(element):
-    def spec(a):
-        if isinstance(a, Dataset):
-            return DatasetSpec(a.element_spec)
-        a = np.asarray(a)
-        dtype = _dtype(a)
-        return TensorSpec(a.shape, dtype)
-
-    return _map_structure(spec, element)
-
-
-class DatasetSpec:
-    """The type of a Dataset-valued element (TF's `tf.data.DatasetSpec`)."""
-
-    def __init__(self, element_spec, dataset_shape=()):
-        self._element_spec = element_spec
-        self._dataset_shape = TensorShape(dataset_shape)
-
-    element_spec = property(lambda self: self._element_spec)
-
-    def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, DatasetSpec)
-            and self._element_spec == other._element_spec
-            and self._dataset_shape == other._dataset_shape
-        )
-
-    def __hash__(self) -> int:
-        return hash(("DatasetSpec", repr(self._element_spec)))
-
-    def __repr__(self) -> str:
-        shape = list(self._dataset_shape)
-        return f"DatasetSpec({self._element_spec!r}, TensorShape({shape}))"
 
 
 class _WouldRun(Exception):
@@ -183,7 +67,7 @@ _no_run = threading.local()
 
 
 # -- the Dataset --------------------------------------------------------------------
-class Dataset:
+class Dataset(_DatasetBase):
     """A sequence of elements built from arrays and transformations (TF's `tf.data`).
 
     >>> ds = jaxtape.data.Dataset.range(6).map(lambda x: x * 2).batch(4)
@@ -412,9 +296,9 @@ class Dataset:
     def unbatch(self, name=None) -> Dataset:
         """Splits each element along its first axis (the inverse of `batch`)."""
         source = self._make
-        if self._spec is not None and any(
-            isinstance(s, TensorSpec) and s.shape.rank == 0
-            for s in _leaves(self.element_spec)
+        known = self._known_spec()
+        if known is not None and any(
+            isinstance(s, TensorSpec) and s.shape.rank == 0 for s in _leaves(known)
         ):
             raise ValueError("Cannot unbatch an input with scalar components.")
 
@@ -427,8 +311,8 @@ class Dataset:
         spec = self._derived_spec(lambda s: TensorSpec(s.shape[1:], s.dtype))
         card = self._cardinality
         if card >= 0:  # TF: known only when the batch dimension is static
-            leads = {s.shape[0] for s in _leaves(self.element_spec)}
-            card = card * leads.pop() if leads and None not in leads else -2
+            leads = {s.shape[0] for s in _leaves(known)} if known is not None else set()
+            card = card * leads.pop() if len(leads) == 1 and None not in leads else -2
         return self._derive(make, card, spec)
 
     def map(self, map_func: Callable[..., Any], num_parallel_calls: int | None = None,
@@ -1000,135 +884,6 @@ class Dataset:
         return f"<jaxtape.data.Dataset element_spec={spec}>"
 
 
-def _dtype(a: np.ndarray):
-    if a.dtype.kind in "USO":
-        raise NotImplementedError(
-            "element_spec of string components is not supported: jaxtape has no "
-            "string dtype yet (the elements themselves work, as NumPy arrays)."
-        )
-    return a.dtype
-
-
-def _np_dtype(dtype):
-    from jaxtape._src.core import dtypes
-
-    return dtypes.np_dtype(dtype)
-
-
-def _host_or_device_tensor(x):
-    if isinstance(x, Dataset):
-        return x
-    if isinstance(x, jax.Array):
-        return Tensor(x)
-    return _to_tensor(x)
-
-
-def _workers(num_parallel_calls) -> int:
-    if num_parallel_calls is None:
-        return 1
-    n = int(num_parallel_calls)
-    if n == AUTOTUNE:
-        import os
-
-        return max(os.cpu_count() or 1, 1)
-    return max(n, 1)
-
-
-class _UserFunction:
-    """Calls a user's `map`/`filter` function on Tensors; its errors name it."""
-
-    def __init__(self, fn, method: str):
-        if not callable(fn):
-            raise TypeError(f"Dataset.{method} expects a callable, got {fn!r}.")
-        self.fn = fn
-        self.method = method
-        code = getattr(fn, "__code__", None)
-        name = getattr(fn, "__qualname__", repr(fn))
-        self.where = (
-            f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
-        )
-
-    def __call__(self, element, index: int) -> Any:
-        args = _map_structure(_to_tensor, element)
-        try:
-            if isinstance(args, tuple) and not hasattr(args, "_fields"):
-                out = self.fn(*args)
-            else:
-                out = self.fn(args)
-        except Exception as e:
-            raise errors.InvalidArgumentError(
-                None,
-                None,
-                f"Dataset.{self.method} function {self.where} raised "
-                f"{type(e).__name__}: {e} (on element {index}). Fix the function or "
-                "the data; the original error is chained below.",
-            ) from e
-        return _map_structure(_kept, out)
-
-
-class _Prefetcher:
-    """An iterator filled by a background thread, elements already on the device."""
-
-    _DONE = object()
-
-    def __init__(self, source: Iterator, size: int):
-        self._queue: queue.Queue = queue.Queue(maxsize=size)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._fill, args=(source,), daemon=True)
-        self._thread.start()
-
-    def _fill(self, source):
-        try:
-            for element in source:
-                if not self._put(_map_structure(_device_put, element)):
-                    return
-            self._put(self._DONE)
-        except BaseException as e:  # handed to the consumer, raised there
-            self._put(e)
-
-    def _put(self, item) -> bool:
-        """Waits for room unless the consumer has gone; False if it has."""
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        item = self._queue.get()
-        if item is self._DONE:
-            self._stop.set()
-            raise StopIteration
-        if isinstance(item, BaseException):
-            self._stop.set()
-            raise item
-        return item
-
-    def __del__(self):
-        self._stop.set()
-
-
-def _device_put(x):
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO":
-        return x
-    return jax.device_put(x)
-
-
-def _numpy_leaf(x):
-    if isinstance(x, Dataset):
-        raise TypeError(
-            "Dataset.as_numpy_iterator() is not supported for datasets that produce "
-            "values of type DatasetSpec (e.g. after `window`); iterate it with "
-            "`for` or `flat_map` the inner datasets first."
-        )
-    return np.asarray(x)
-
-
 def _check_positive(n: int, what: str) -> None:
     if n <= 0:
         raise errors.InvalidArgumentError(
@@ -1151,138 +906,3 @@ def _as_dataset(value, method: str) -> Dataset:
             f"{type(value).__name__}."
         )
     return value
-
-
-def _common_spec(specs):
-    """The most specific spec compatible with both (TF's rule for concatenate)."""
-    a, b = specs
-    if isinstance(a, DatasetSpec) or isinstance(b, DatasetSpec):
-        if a != b:
-            raise TypeError("incompatible dataset specs")
-        return a
-    if a.dtype != b.dtype or a.shape.rank != b.shape.rank:
-        raise TypeError("incompatible specs")
-    return TensorSpec(
-        [x if x == y else None for x, y in zip(a.shape, b.shape)], a.dtype
-    )
-
-
-def _checked_state(initial, new, method: str):
-    """`new` state must have the initial state's structure and dtypes (as TF)."""
-    try:
-        pairs = _leaves(_zip_structures(list, [initial, new]))
-    except (KeyError, IndexError, TypeError):
-        raise TypeError(
-            f"The {method} function must return a state with the structure of the "
-            f"initial state {_spec_of(initial)}."
-        ) from None
-    want = [str(np.asarray(a).dtype) for a, _ in pairs]
-    got = [str(np.asarray(b).dtype) for _, b in pairs]
-    if got != want:
-        raise TypeError(
-            "The element types for the new state must match the initial state. "
-            f"Expected {want}; got {got}."
-        )
-    return new
-
-
-class _TypeOnly:
-    """A `from_generator` component given by `output_types` alone (no shape)."""
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-
-
-def _conform(pair):
-    """A generator's value as the declared dtype and shape (TF's checks)."""
-    spec, value = pair
-    dtype = _np_dtype(spec.dtype)
-    try:
-        array = np.asarray(_to_numpy(value)).astype(dtype)
-    except (TypeError, ValueError):
-        raise TypeError(
-            "`generator` yielded an element that could not be converted to the "
-            f"expected type. The expected type was {dtype}, but the yielded element "
-            f"was {value!r}."
-        ) from None
-    if isinstance(spec, TensorSpec) and not spec.shape.is_compatible_with(
-        TensorShape(array.shape)
-    ):
-        raise TypeError(
-            f"`generator` yielded an element of shape {array.shape} where an element "
-            f"of shape {tuple(spec.shape)} was expected."
-        )
-    return array
-
-
-class _MapIterator:
-    """`map`'s iterator; an error in the function leaves it usable (so that
-    `ignore_errors` can go on to the next element, as TF's iterators do)."""
-
-    def __init__(self, source: Iterator, call: _UserFunction):
-        self._source, self._call, self._index = source, call, 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        element = next(self._source)
-        self._index += 1
-        return self._call(element, self._index - 1)
-
-
-class _ParallelMapIterator:
-    """`map` with `num_parallel_calls`: up to `2 * workers` elements in flight on
-    a thread pool, handed over in input order."""
-
-    def __init__(self, source: Iterator, call: _UserFunction, workers: int):
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._source, self._call, self._index = source, call, 0
-        self._pool = ThreadPoolExecutor(workers)
-        self._pending: collections.deque = collections.deque()
-        self._limit = 2 * workers
-        self._exhausted = False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        while not self._exhausted and len(self._pending) < self._limit:
-            try:
-                element = next(self._source)
-            except StopIteration:
-                self._exhausted = True
-                break
-            self._pending.append(self._pool.submit(self._call, element, self._index))
-            self._index += 1
-        if not self._pending:
-            self._pool.shutdown(wait=False)
-            raise StopIteration
-        return self._pending.popleft().result()
-
-    def __del__(self):
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-class _FilterIterator:
-    """`filter`'s iterator (resumable after an error in the predicate)."""
-
-    def __init__(self, source: Iterator, call: _UserFunction):
-        self._source, self._call, self._index = source, call, 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        while True:
-            element = next(self._source)
-            self._index += 1
-            keep = self._call(element, self._index - 1)
-            if np.shape(keep) != ():
-                raise ValueError(
-                    f"Dataset.filter predicate {self._call.where} must return a "
-                    f"scalar bool, got shape {np.shape(keep)}."
-                )
-            if bool(keep):
-                return element

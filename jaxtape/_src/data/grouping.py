@@ -12,10 +12,10 @@ import numpy as np
 
 from jaxtape._src.core import errors
 from jaxtape._src.core.tensor import TensorShape, TensorSpec
+from jaxtape._src.data.structure import DatasetSpec
 from jaxtape._src.data.dataset import (
     UNKNOWN_CARDINALITY,
     Dataset,
-    DatasetSpec,
     _check_positive,
     _leaves,
     _map_structure,

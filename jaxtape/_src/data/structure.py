@@ -1,0 +1,252 @@
+"""Element structures of `jaxtape.data`: nesting, host conversion, specs.
+
+Layer L4. As in tf.data, tuples and dicts are structure and a list is one
+value (an array); a Dataset inside an element (after `window`) is a leaf.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import jax
+import numpy as np
+
+from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
+from jaxtape._src.state.variable import Variable
+
+
+class _DatasetBase:
+    """The base of `Dataset`: lets these helpers treat datasets as leaves."""
+
+
+# -- nested structures ----------------------------------------------------------------
+# As in tf.data, tuples and dicts are structure; a list is one value (an array).
+def _map_structure(fn, s):
+    if isinstance(s, tuple) and hasattr(s, "_fields"):
+        return type(s)(*[_map_structure(fn, v) for v in s])
+    if isinstance(s, tuple):
+        return tuple(_map_structure(fn, v) for v in s)
+    if isinstance(s, dict):
+        return {k: _map_structure(fn, v) for k, v in s.items()}
+    return fn(s)
+
+
+def _leaves(s) -> list:
+    out = []
+    _map_structure(out.append, s)
+    return out
+
+
+def _zip_structures(fn, structures):
+    first = structures[0]
+    if isinstance(first, tuple) and hasattr(first, "_fields"):
+        return type(first)(
+            *[
+                _zip_structures(fn, [s[i] for s in structures])
+                for i in range(len(first))
+            ]
+        )
+    if isinstance(first, tuple):
+        return tuple(
+            _zip_structures(fn, [s[i] for s in structures]) for i in range(len(first))
+        )
+    if isinstance(first, dict):
+        return {k: _zip_structures(fn, [s[k] for s in structures]) for k in first}
+    return fn(structures)
+
+
+def _to_numpy(x) -> np.ndarray:
+    """A host array by TF's conversion rules (Python float -> float32, ...)."""
+    if type(x) is Tensor:
+        return np.asarray(x._value)
+    if isinstance(x, Variable):
+        return np.asarray(x.read_value()._value)
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (str, bytes)) or (
+        isinstance(x, list) and isinstance(_first_leaf(x), (str, bytes))
+    ):
+        return _string_array(x)
+    return np.asarray(to_value(x))
+
+
+def _first_leaf(x):
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    return x
+
+
+def _string_array(x) -> np.ndarray:
+    """Strings (kept as NumPy, jaxtape has no string tensors) by TF's rules:
+    rectangular, and not mixed with numbers."""
+    try:
+        out = np.asarray(x)
+    except ValueError:
+        raise ValueError(
+            "Can't convert non-rectangular Python sequence to Tensor. Every row of "
+            "a nested list needs the same length; pad the rows first."
+        ) from None
+    if out.dtype.kind not in "SU" or not all(
+        isinstance(v, (str, bytes)) for v in np.ravel(np.asarray(x, dtype=object))
+    ):
+        raise ValueError(
+            "Can't convert Python sequence with mixed types to Tensor: strings and "
+            f"other values in {x!r:.60}. Keep strings and numbers in separate "
+            "components (a tuple or dict)."
+        )
+    return out
+
+
+def _to_tensor(x):
+    if isinstance(x, _DatasetBase):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO":
+        return np.asarray(x)  # strings have no jax dtype: they stay NumPy
+    return Tensor(jax.numpy.asarray(x))
+
+
+def _from_user(value):
+    """User data as a structure of host arrays (by TF's conversion rules)."""
+    return _map_structure(_to_numpy, value)
+
+
+def _kept(x):
+    # A map function's results stay where they are (no copy back to the host).
+    if isinstance(x, _DatasetBase):
+        return x
+    if type(x) is Tensor:
+        return x._value
+    if isinstance(x, Variable):
+        return x.read_value()._value
+    return x if isinstance(x, jax.Array) else _to_numpy(x)
+
+
+def _spec_of(element):
+    def spec(a):
+        if isinstance(a, _DatasetBase):
+            return DatasetSpec(cast(Any, a).element_spec)
+        a = np.asarray(a)
+        dtype = _dtype(a)
+        return TensorSpec(a.shape, dtype)
+
+    return _map_structure(spec, element)
+
+
+class DatasetSpec:
+    """The type of a Dataset-valued element (TF's `tf.data.DatasetSpec`)."""
+
+    def __init__(self, element_spec, dataset_shape=()):
+        self._element_spec = element_spec
+        self._dataset_shape = TensorShape(dataset_shape)
+
+    element_spec = property(lambda self: self._element_spec)
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, DatasetSpec)
+            and self._element_spec == other._element_spec
+            and self._dataset_shape == other._dataset_shape
+        )
+
+    def __hash__(self) -> int:
+        return hash(("DatasetSpec", repr(self._element_spec)))
+
+    def __repr__(self) -> str:
+        shape = list(self._dataset_shape)
+        return f"DatasetSpec({self._element_spec!r}, TensorShape({shape}))"
+
+
+def _dtype(a: np.ndarray):
+    if a.dtype.kind in "USO":
+        raise NotImplementedError(
+            "element_spec of string components is not supported: jaxtape has no "
+            "string dtype yet (the elements themselves work, as NumPy arrays)."
+        )
+    return a.dtype
+
+
+def _np_dtype(dtype):
+    from jaxtape._src.core import dtypes
+
+    return dtypes.np_dtype(dtype)
+
+
+def _host_or_device_tensor(x):
+    if isinstance(x, _DatasetBase):
+        return x
+    if isinstance(x, jax.Array):
+        return Tensor(x)
+    return _to_tensor(x)
+
+
+def _numpy_leaf(x):
+    if isinstance(x, _DatasetBase):
+        raise TypeError(
+            "Dataset.as_numpy_iterator() is not supported for datasets that produce "
+            "values of type DatasetSpec (e.g. after `window`); iterate it with "
+            "`for` or `flat_map` the inner datasets first."
+        )
+    return np.asarray(x)
+
+
+def _common_spec(specs):
+    """The most specific spec compatible with both (TF's rule for concatenate)."""
+    a, b = specs
+    if isinstance(a, DatasetSpec) or isinstance(b, DatasetSpec):
+        if a != b:
+            raise TypeError("incompatible dataset specs")
+        return a
+    if a.dtype != b.dtype or a.shape.rank != b.shape.rank:
+        raise TypeError("incompatible specs")
+    return TensorSpec(
+        [x if x == y else None for x, y in zip(a.shape, b.shape)], a.dtype
+    )
+
+
+def _checked_state(initial, new, method: str):
+    """`new` state must have the initial state's structure and dtypes (as TF)."""
+    try:
+        pairs = _leaves(_zip_structures(list, [initial, new]))
+    except (KeyError, IndexError, TypeError):
+        raise TypeError(
+            f"The {method} function must return a state with the structure of the "
+            f"initial state {_spec_of(initial)}."
+        ) from None
+    want = [str(np.asarray(a).dtype) for a, _ in pairs]
+    got = [str(np.asarray(b).dtype) for _, b in pairs]
+    if got != want:
+        raise TypeError(
+            "The element types for the new state must match the initial state. "
+            f"Expected {want}; got {got}."
+        )
+    return new
+
+
+class _TypeOnly:
+    """A `from_generator` component given by `output_types` alone (no shape)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def _conform(pair):
+    """A generator's value as the declared dtype and shape (TF's checks)."""
+    spec, value = pair
+    dtype = _np_dtype(spec.dtype)
+    try:
+        array = np.asarray(_to_numpy(value)).astype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "`generator` yielded an element that could not be converted to the "
+            f"expected type. The expected type was {dtype}, but the yielded element "
+            f"was {value!r}."
+        ) from None
+    if isinstance(spec, TensorSpec) and not spec.shape.is_compatible_with(
+        TensorShape(array.shape)
+    ):
+        raise TypeError(
+            f"`generator` yielded an element of shape {array.shape} where an element "
+            f"of shape {tuple(spec.shape)} was expected."
+        )
+    return array
