@@ -13,12 +13,13 @@ import numpy as np
 from jax import lax
 
 from jaxtape._src.core.dispatch import op
-from jaxtape._src.ops.math_ops import K_INTS, _check
+from jaxtape._src.ops.math_ops import K_INTS, _check, _typed_dtype
 
 
 def _shift_args(x, y):
-    x, y = jnp.asarray(x), jnp.asarray(y)
-    x, y = jnp.broadcast_arrays(x, y.astype(x.dtype))
+    dtype = _typed_dtype(x, y)  # (a Python number takes the tensor's dtype)
+    x, y = jnp.asarray(x, dtype), jnp.asarray(y, dtype)
+    x, y = jnp.broadcast_arrays(x, y)
     bits = np.dtype(x.dtype).itemsize * 8
     return x, jnp.clip(y, 0, bits - 1).astype(x.dtype)
 

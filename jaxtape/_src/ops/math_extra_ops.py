@@ -42,17 +42,45 @@ _FLOAT = K_FLOAT.text
 K_F32_64 = kernels("float, double")
 
 
-def _unary(name, fn, allowed=K_FLOAT, differentiable=True, doc=None):
-    """A public element-wise op `fn(x)` with TF's dtype check."""
+def _unary(
+    name,
+    fn,
+    allowed=K_FLOAT,
+    differentiable=True,
+    doc=None,
+    half=True,
+    python=False,
+    py_name=None,
+):
+    """A public element-wise op `fn(x)` with TF's dtype check: `half=False`
+    where TF has no float16 CPU kernel (`NotFoundError`); `python=True` where
+    TF's Python wrapper converts a float constant to the input's dtype first
+    (a `TypeError` for integer and bool inputs)."""
 
     def body(x, name=None):
+        if python and np.dtype(x.dtype).kind in "biu":
+            raise TypeError(
+                f"Cannot convert 0.5 to EagerTensor of dtype {np.dtype(x.dtype).name}:"
+                f" {name_} takes a float input; cast it first."
+            )
+        if not half and x.dtype == np.float16:
+            raise _no_half(name_)
         _check(name_, allowed, x)
         return fn(x)
 
     name_ = name
-    body.__name__ = body.__qualname__ = _py_name(name)
+    body.__name__ = body.__qualname__ = py_name or _py_name(name)
     body.__doc__ = doc
     return op(name, differentiable=differentiable)(body)
+
+
+def _no_half(op_name):
+    return errors.NotFoundError(
+        None,
+        op_name,
+        f"Could not find device for node: {op_name}[T=half]: TensorFlow has no "
+        "float16 CPU kernel for it. Cast to float32 first.",
+    )
 
 
 def _py_name(tf_name):
@@ -83,9 +111,20 @@ atanh = _unary(
     "Atanh", jnp.arctanh, K_INEXACT, doc="Returns `arctanh(x)` element-wise."
 )
 erfc = _unary("Erfc", lax.erfc, doc="Returns `1 - erf(x)` element-wise, accurately.")
-erfinv = _unary("Erfinv", lax.erf_inv, doc="Returns the inverse of `erf` element-wise.")
-ndtri = _unary("Ndtri", jss.ndtri, doc="Returns the inverse of the normal CDF.")
-erfcinv = _unary("Erfcinv", _erfcinv, doc="Returns the inverse of `erfc`.")
+erfinv = _unary(
+    "Erfinv", lax.erf_inv, doc="Returns the inverse of `erf` element-wise.", half=False
+)
+ndtri = _unary(
+    "Ndtri", jss.ndtri, doc="Returns the inverse of the normal CDF.", half=False
+)
+erfcinv = _unary(
+    "Ndtri",  # (TF's erfcinv is ndtri of x / 2: its errors name Ndtri)
+    _erfcinv,
+    doc="Returns the inverse of `erfc`.",
+    half=False,
+    python=True,
+    py_name="erfcinv",
+)
 digamma = _unary("Digamma", jss.digamma, doc="Returns `d/dx log(gamma(x))`.")
 log_sigmoid = _unary(
     "LogSigmoid", _log_sigmoid, doc="Returns `log(sigmoid(x))` = `-softplus(-x)`."
@@ -186,6 +225,8 @@ bessel_j1 = _unary(
 @op("Rint", differentiable=False)
 def rint(x, name=None):
     """Rounds to the nearest integer, halves to even (no gradient)."""
+    if x.dtype == np.float16:
+        raise _no_half("Rint")
     _check("Rint", K_FLOAT, x)
     return jnp.round(x)
 
@@ -193,6 +234,11 @@ def rint(x, name=None):
 @op("ReciprocalNoNan", jit=True)
 def reciprocal_no_nan(x, name=None):
     """Returns `1 / x`, or 0 where `x` is 0."""
+    if np.dtype(x.dtype) == np.bool_:  # (TF's wrapper converts a 1 first)
+        raise TypeError(
+            "Cannot convert 1 to EagerTensor of dtype bool: reciprocal_no_nan "
+            "takes a float or complex input; cast it first."
+        )
     _check("ReciprocalNoNan", K_INEXACT, x)
     zero = x == 0
     return jnp.where(zero, jnp.zeros_like(x), 1 / jnp.where(zero, jnp.ones_like(x), x))
