@@ -11,6 +11,7 @@ import math
 
 import jax.numpy as jnp
 
+from jaxtape._src.core import registry
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 
@@ -36,8 +37,14 @@ class _TimeDecay(LearningRateSchedule):
     """Shared by the decays of `step / decay_steps` (floored when `staircase`)."""
 
     def __init__(
-        self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None
+        self,
+        initial_learning_rate,
+        decay_steps,
+        decay_rate,
+        staircase=False,
+        name=None,
     ):
+        name = type(self).__name__ if name is None else name  # Keras's default
         if decay_steps <= 0:
             raise ValueError(
                 f"{type(self).__name__}: decay_steps must be > 0; got {decay_steps}."
@@ -71,7 +78,7 @@ class ExponentialDecay(_TimeDecay):
 class PiecewiseConstantDecay(LearningRateSchedule):
     """`values[i]` for `boundaries[i-1] < step <= boundaries[i]`."""
 
-    def __init__(self, boundaries, values, name=None):
+    def __init__(self, boundaries, values, name="PiecewiseConstant"):
         if len(values) != len(boundaries) + 1:
             raise ValueError(
                 "PiecewiseConstantDecay: the number of values must be one more than "
@@ -81,7 +88,9 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         self.boundaries, self.values, self.name = list(boundaries), list(values), name
 
     def _at(self, step):
-        idx = jnp.searchsorted(jnp.asarray(self.boundaries), step, side="left")
+        step = jnp.asarray(step)
+        boundaries = jnp.asarray(self.boundaries).astype(step.dtype)  # (as Keras)
+        idx = jnp.searchsorted(boundaries, step, side="left")
         return jnp.asarray(self.values, jnp.float32)[idx]
 
     def get_config(self):
@@ -96,7 +105,7 @@ class CosineDecay(LearningRateSchedule):
         initial_learning_rate,
         decay_steps,
         alpha=0.0,
-        name=None,
+        name="CosineDecay",
         warmup_target=None,
         warmup_steps=0,
     ):
@@ -138,3 +147,135 @@ class InverseTimeDecay(_TimeDecay):
         return self.initial_learning_rate / (
             1.0 + self.decay_rate * self._progress(step)
         )
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """`(initial - end) * (1 - step / decay_steps) ** power + end`, Keras's rule.
+
+    With `cycle=True` the decay restarts: `decay_steps` is multiplied by
+    `ceil(step / decay_steps)` (by 1 at step 0); else the step stops at
+    `decay_steps`.
+    """
+
+    def __init__(
+        self,
+        initial_learning_rate,
+        decay_steps,
+        end_learning_rate=0.0001,
+        power=1.0,
+        cycle=False,
+        name="PolynomialDecay",
+    ):
+        if decay_steps <= 0:
+            raise ValueError(
+                "Argument `decay_steps` must be > 0. "
+                f"Received: decay_steps={decay_steps}"
+            )
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps, self.end_learning_rate = decay_steps, end_learning_rate
+        self.power, self.cycle, self.name = power, cycle, name
+
+    def _at(self, step):
+        step = jnp.asarray(step, jnp.float32)
+        init = jnp.float32(self.initial_learning_rate)
+        end = jnp.float32(self.end_learning_rate)
+        steps = jnp.float32(self.decay_steps)
+        if self.cycle:
+            steps = steps * jnp.where(step == 0, 1.0, jnp.ceil(step / steps))
+        else:
+            step = jnp.minimum(step, steps)
+        return (init - end) * jnp.power(1 - step / steps, self.power) + end
+
+    def get_config(self):
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "decay_steps": self.decay_steps,
+            "end_learning_rate": self.end_learning_rate,
+            "power": self.power,
+            "cycle": self.cycle,
+            "name": self.name,
+        }
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter), Keras's rule.
+
+    Period `i` lasts `first_decay_steps * t_mul**i` steps and starts from
+    `initial_learning_rate * m_mul**i`; each decays to `alpha` times that.
+    """
+
+    def __init__(
+        self,
+        initial_learning_rate,
+        first_decay_steps,
+        t_mul=2.0,
+        m_mul=1.0,
+        alpha=0.0,
+        name="SGDRDecay",
+    ):
+        if first_decay_steps <= 0:
+            raise ValueError(
+                "Argument `first_decay_steps` must be > 0. "
+                f"Received: first_decay_steps={first_decay_steps}"
+            )
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul, self._m_mul = t_mul, m_mul
+        self.alpha, self.name = alpha, name
+
+    def _at(self, step):
+        fraction = jnp.asarray(step, jnp.float32) / jnp.float32(self.first_decay_steps)
+        t_mul = jnp.float32(self._t_mul)
+        if self._t_mul == 1.0:
+            i_restart = jnp.floor(fraction)
+            fraction = fraction - i_restart
+        else:
+            i_restart = jnp.floor(
+                jnp.log(1.0 - fraction * (1.0 - t_mul)) / jnp.log(t_mul)
+            )
+            sum_r = (1.0 - jnp.power(t_mul, i_restart)) / (1.0 - t_mul)
+            fraction = (fraction - sum_r) / jnp.power(t_mul, i_restart)
+        m_fac = jnp.power(jnp.float32(self._m_mul), i_restart)
+        cosine = 0.5 * m_fac * (1.0 + jnp.cos(jnp.float32(math.pi) * fraction))
+        alpha = jnp.float32(self.alpha)
+        return jnp.float32(self.initial_learning_rate) * ((1 - alpha) * cosine + alpha)
+
+    def get_config(self):
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "first_decay_steps": self.first_decay_steps,
+            "t_mul": self._t_mul,
+            "m_mul": self._m_mul,
+            "alpha": self.alpha,
+            "name": self.name,
+        }
+
+
+SCHEDULES = registry.Kind(
+    "decay",
+    "keras.optimizers.schedules",
+    snake_case_classes=False,
+    instantiate=False,
+    accept=lambda obj: isinstance(obj, LearningRateSchedule),
+)
+for _cls in (
+    ExponentialDecay,
+    PiecewiseConstantDecay,
+    PolynomialDecay,
+    InverseTimeDecay,
+    CosineDecay,
+    CosineDecayRestarts,
+):
+    SCHEDULES.add(_cls)
+
+
+def serialize(learning_rate_schedule):
+    """Keras's `{'module', 'class_name', 'config', 'registered_name'}` dict of a
+    schedule (`keras.optimizers.schedules.serialize`)."""
+    return SCHEDULES.serialize(learning_rate_schedule)
+
+
+def deserialize(config, custom_objects=None):
+    """The schedule of `serialize`'s output (`custom_objects` maps the class
+    names of custom schedules to their classes)."""
+    return SCHEDULES.deserialize(config, custom_objects)

@@ -2,10 +2,14 @@
 
 from jaxtape._src.optimizers.schedules import (  # noqa: F401
     CosineDecay,
+    CosineDecayRestarts,
     ExponentialDecay,
     InverseTimeDecay,
     LearningRateSchedule,
     PiecewiseConstantDecay,
+    PolynomialDecay,
+    deserialize,
+    serialize,
 )
 
 from jaxtape._src import missing as _missing
