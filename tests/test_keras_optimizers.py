@@ -12,7 +12,11 @@ import jaxtape as jt
 
 SCHEDULE_CASES = [
     ("PolynomialDecay", (0.1, 4), {}),
-    ("PolynomialDecay", (0.1, 3), {"end_learning_rate": 0.01, "power": 0.5, "cycle": True}),
+    (
+        "PolynomialDecay",
+        (0.1, 3),
+        {"end_learning_rate": 0.01, "power": 0.5, "cycle": True},
+    ),
     ("CosineDecayRestarts", (0.1, 3), {}),
     ("CosineDecayRestarts", (0.1, 2), {"t_mul": 1.0, "m_mul": 0.5, "alpha": 0.1}),
     ("CosineDecayRestarts", (0.1, 2), {"t_mul": 1.5, "m_mul": 0.8}),
