@@ -159,6 +159,10 @@ from jaxtape._src.ops.array_extra_ops import (  # noqa: F401
     dynamic_partition as dynamic_partition,
     dynamic_stitch as dynamic_stitch,
     ensure_shape as ensure_shape,
+    get_logger as get_logger,
+    guarantee_const as guarantee_const,
+    inside_function as inside_function,
+    is_symbolic_tensor as is_symbolic_tensor,
     get_static_value as get_static_value,
     group as group,
     histogram_fixed_width as histogram_fixed_width,
@@ -190,7 +194,18 @@ from jaxtape._src.ops.array_extra_ops import (  # noqa: F401
     unique_with_counts as unique_with_counts,
     unravel_index as unravel_index,
 )
+from jaxtape._src.ops.linalg_ops import eig as eig, eigvals as eigvals  # noqa: F401
+from jaxtape._src.initializers.initializers import (  # noqa: F401  (TF's v2 classes)
+    Ones as ones_initializer,
+    RandomNormal as random_normal_initializer,
+    RandomUniform as random_uniform_initializer,
+    Zeros as zeros_initializer,
+)
 from jaxtape._src.ops.misc_ops import (  # noqa: F401
+    assert_equal as assert_equal,
+    assert_greater as assert_greater,
+    assert_less as assert_less,
+    assert_rank as assert_rank,
     Assert as Assert,
     IndexedSlices as IndexedSlices,
     newaxis as newaxis,

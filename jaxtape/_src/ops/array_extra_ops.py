@@ -798,12 +798,12 @@ def broadcast_static_shape(shape_x, shape_y):
     for i in range(1, max(len(sx), len(sy)) + 1):
         a = sx[-i] if i <= len(sx) else 1
         b = sy[-i] if i <= len(sy) else 1
-        if a == 1:
+        if b == 1:
+            out.append(a)
+        elif a == 1:
             out.append(b)
-        elif b == 1 or b is None or a == b:
-            out.append(a if a is not None else b)
-        elif a is None:
-            out.append(b)
+        elif a is None or b is None or a == b:
+            out.append(b if a is None else a)
         else:
             raise ValueError(f"Incompatible shapes for broadcasting: {sx} and {sy}")
     return TensorShape(out[::-1])
@@ -866,3 +866,30 @@ def truncatemod(x, y, name=None):
     """The remainder of truncated division (C's `%`; `fmod` for floats)."""
     _check("TruncateMod", K_REAL, x, y)
     return lax.rem(*jnp.broadcast_arrays(x, y))
+
+
+def inside_function():
+    """True while `jaxtape.function` traces (TF's `tf.inside_function`)."""
+    from jaxtape._src.core import context
+
+    return context.state.function_depth > 0
+
+
+def is_symbolic_tensor(tensor):
+    """True for a Tensor holding a traced value (inside `jaxtape.function`),
+    as TF's graph tensors; False for eager Tensors and anything else."""
+    return isinstance(tensor, Tensor) and isinstance(tensor._value, jax.core.Tracer)
+
+
+def guarantee_const(input, name=None):  # noqa: A002
+    """`input` unchanged (TF's hint that it is constant; a no-op here)."""
+    from jaxtape._src.ops.math_ops import identity
+
+    return identity(input)
+
+
+def get_logger():
+    """The `logging` logger jaxtape writes its warnings to (TF's `get_logger`)."""
+    import logging
+
+    return logging.getLogger("jaxtape")
