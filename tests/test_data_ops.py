@@ -496,3 +496,56 @@ def test_ignore_errors_keeps_going_after_a_failed_map():
     for calls in (None, 2):
         ds = D.range(8).map(parse, num_parallel_calls=calls).ignore_errors()
         assert [int(v) for v in ds] == [0, 2, 3, 5, 6]
+
+
+def test_record_datasets_match_tf(tf, tmp_path):
+    records = [b"alpha", b"", b"a longer record \x00\xff"]
+    path = str(tmp_path / "r.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for r in records:
+            writer.write(r)
+    zipped = str(tmp_path / "r.tfrecord.gz")
+    options = tf.io.TFRecordOptions(compression_type="GZIP")
+    with tf.io.TFRecordWriter(zipped, options) as writer:
+        for r in records:
+            writer.write(r)
+    fixed = tmp_path / "f.bin"
+    fixed.write_bytes(b"HH" + bytes(range(12)) + b"F")
+    cases = [
+        lambda m: m.data.TFRecordDataset(path),
+        lambda m: (
+            m.data.TFRecordDataset([zipped, path], compression_type="GZIP")
+            .take(3)
+            .concatenate(m.data.TFRecordDataset(path, num_parallel_reads=2))
+        ),
+        lambda m: m.data.FixedLengthRecordDataset(
+            str(fixed), 4, header_bytes=2, footer_bytes=1
+        ),  # fmt: skip
+    ]
+    for build in cases:
+        assert _run(build(jaxtape)) == _run(build(tf))
+    corrupt = tmp_path / "bad.tfrecord"
+    data = bytearray((tmp_path / "r.tfrecord").read_bytes())
+    data[14] ^= 1  # inside the first record's data
+    corrupt.write_bytes(bytes(data))
+    assert _raises(lambda m: m.data.TFRecordDataset(str(corrupt)), tf) == [
+        "DataLossError",
+        "DataLossError",
+    ]
+    assert _raises(lambda m: m.data.FixedLengthRecordDataset(str(fixed), 4), tf) == [
+        "InvalidArgumentError",
+        "InvalidArgumentError",
+    ]
+
+
+def test_iterator_get_next_and_numpy_iterator(tf):
+    for m in (tf, jaxtape):
+        it = iter(_D(m).range(2))
+        assert isinstance(it, m.data.Iterator)
+        assert [int(it.get_next()), int(next(it))] == [0, 1]
+        with pytest.raises(m.errors.OutOfRangeError):
+            it.get_next()
+        assert _norm_spec(it.element_spec) == ([], "int64")
+        numpy_it = _D(m).range(2).as_numpy_iterator()
+        assert isinstance(numpy_it, m.data.NumpyIterator)
+        assert [int(v) for v in numpy_it] == [0, 1]

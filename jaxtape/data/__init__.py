@@ -5,10 +5,16 @@ from jaxtape._src.data.dataset import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Dataset,
+    NumpyIterator,
 )
+from jaxtape._src.data.dataset import DatasetIterator as Iterator
 from jaxtape._src.data.structure import DatasetSpec
 from jaxtape._src.data.options import Options, ThreadingOptions
-from jaxtape._src.data.readers import TextLineDataset
+from jaxtape._src.data.readers import (
+    FixedLengthRecordDataset,
+    TextLineDataset,
+    TFRecordDataset,
+)
 from jaxtape.data import experimental
 
 from jaxtape._src import missing as _missing

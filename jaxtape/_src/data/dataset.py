@@ -812,14 +812,12 @@ class Dataset(_DatasetBase):
         return self._derive(make, self._cardinality, self._same_spec())
 
     # -- consumption -----------------------------------------------------------
-    def __iter__(self) -> Iterator[Any]:
-        for element in self._make():
-            yield _map_structure(_host_or_device_tensor, element)
+    def __iter__(self) -> DatasetIterator:
+        return DatasetIterator(self)
 
-    def as_numpy_iterator(self) -> Iterator[Any]:
+    def as_numpy_iterator(self) -> NumpyIterator:
         """The elements as NumPy arrays (TF's `as_numpy_iterator`)."""
-        for element in self._make():
-            yield _map_structure(_numpy_leaf, element)
+        return NumpyIterator(self)
 
     def _same_spec(self):
         return lambda: self.element_spec
@@ -906,3 +904,52 @@ def _as_dataset(value, method: str) -> Dataset:
             f"{type(value).__name__}."
         )
     return value
+
+
+class DatasetIterator:
+    """What `iter(dataset)` returns (TF's `tf.data.Iterator`): the elements as
+    Tensors, one pass, started when it is made.
+
+    >>> it = iter(jaxtape.data.Dataset.range(2))
+    >>> it.get_next().numpy(), next(it).numpy()
+    (0, 1)
+    """
+
+    def __init__(self, dataset: Dataset):
+        self._dataset = dataset
+        self._it = iter(dataset._make())
+
+    def __iter__(self) -> DatasetIterator:
+        return self
+
+    def _convert(self, element):
+        return _map_structure(_host_or_device_tensor, element)
+
+    def __next__(self):
+        return self._convert(next(self._it))
+
+    def get_next(self):
+        """The next element; `OutOfRangeError` at the end (as TF)."""
+        try:
+            return next(self)
+        except StopIteration:
+            raise errors.OutOfRangeError(None, None, "End of sequence") from None
+
+    def get_next_as_optional(self):
+        """Not supported: jaxtape has no `tf.experimental.Optional` yet."""
+        raise NotImplementedError(
+            "Iterator.get_next_as_optional needs tf.experimental.Optional, which "
+            "jaxtape does not have; use `next(iterator, None)` instead."
+        )
+
+    @property
+    def element_spec(self):
+        """The dataset's element spec."""
+        return self._dataset.element_spec
+
+
+class NumpyIterator(DatasetIterator):
+    """What `as_numpy_iterator()` returns (TF's `tf.data.NumpyIterator`)."""
+
+    def _convert(self, element):
+        return _map_structure(_numpy_leaf, element)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import gzip
 import os
+import struct
 import zlib
 from collections.abc import Callable, Iterator
 
@@ -38,19 +39,8 @@ def _text(name) -> str:
     return os.fsdecode(name) if isinstance(name, bytes) else os.fspath(name)
 
 
-def _read_lines(path: str, compression: str):
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise errors.NotFoundError(
-            None, None, f"{path}; No such file or directory"
-        ) from None
-    if compression == "GZIP":
-        data = gzip.decompress(data)
-    elif compression == "ZLIB":
-        data = zlib.decompress(data)
-    lines = data.split(b"\n")
+def _read_lines(path: str, compression: str) -> Iterator:
+    lines = _read_bytes(path, compression).split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # a final newline ends the last line, it does not start one
     for line in lines:
@@ -71,37 +61,151 @@ class TextLineDataset(Dataset):
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None, name=None):  # fmt: skip
-        compression = (compression_type or "").upper()
-        if compression not in _COMPRESSIONS:
+        compression = _check_compression(compression_type)
+        del buffer_size, name
+        read = lambda path: _read_lines(path, compression)  # noqa: E731
+        super().__init__(
+            _file_source(filenames, read, num_parallel_reads), UNKNOWN_CARDINALITY
+        )
+
+
+def _read_bytes(path: str, compression: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(
+            None, None, f"{path}; No such file or directory"
+        ) from None
+    if compression == "GZIP":
+        return gzip.decompress(data)
+    if compression == "ZLIB":
+        return zlib.decompress(data)
+    return data
+
+
+def _check_compression(compression_type) -> str:
+    compression = (compression_type or "").upper()
+    if compression not in _COMPRESSIONS:
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"Unsupported compression_type: {compression_type!r}. Use None, "
+            "'GZIP' or 'ZLIB'.",
+        )
+    return compression
+
+
+def _file_source(filenames, read, num_parallel_reads) -> Callable[[], Iterator]:
+    """The records of each file in turn, or `num_parallel_reads` files
+    interleaved record by record on a thread pool (TF's order)."""
+    names = _file_names(filenames)
+    if num_parallel_reads is None:
+
+        def in_order() -> Iterator:
+            for path in names:
+                yield from read(path)
+
+        return in_order
+    files = Dataset.from_tensor_slices(np.asarray([os.fsencode(n) for n in names]))
+    records = files.interleave(
+        lambda f: Dataset(lambda: read(_text(np.asarray(f))), UNKNOWN_CARDINALITY),
+        cycle_length=num_parallel_reads,
+        block_length=1,
+        num_parallel_calls=num_parallel_reads,
+    )
+    return records._make
+
+
+class FixedLengthRecordDataset(Dataset):
+    """Records of `record_bytes` bytes from binary files, after `header_bytes`
+    and before `footer_bytes` (TF's `tf.data.FixedLengthRecordDataset`).
+
+    A file whose body is not a whole number of records raises
+    `InvalidArgumentError` when it is read, as in TF.
+
+    Differences from TensorFlow: records are NumPy bytes arrays.
+    """
+
+    def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None,
+                 buffer_size=None, compression_type=None, num_parallel_reads=None,
+                 name=None):  # fmt: skip
+        size = int(_to_numpy(record_bytes))
+        header = int(_to_numpy(header_bytes or 0))
+        footer = int(_to_numpy(footer_bytes or 0))
+        if size <= 0:
             raise errors.InvalidArgumentError(
-                None,
-                None,
-                f"Unsupported compression_type: {compression_type!r}. Use None, "
-                "'GZIP' or 'ZLIB'.",
+                None, None, f"record_bytes must be > 0 but is {size}."
             )
-        names = _file_names(filenames)
+        compression = _check_compression(compression_type)
         del buffer_size, name
 
-        def read_in_order() -> Iterator:
-            for path in names:
-                yield from _read_lines(path, compression)
+        def read(path: str) -> Iterator:
+            data = _read_bytes(path, compression)
+            body = data[header : len(data) - footer]
+            if len(body) % size:
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Excluding the header ({header} bytes) and footer ({footer} "
+                    f'bytes), input file "{path}" has body length {len(body)} '
+                    f"bytes, which is not an exact multiple of the record length "
+                    f"({size} bytes).",
+                )
+            for i in range(0, len(body), size):
+                yield np.asarray(body[i : i + size])
 
-        make: Callable[[], Iterator] = read_in_order
-        if num_parallel_reads is not None:
-            files = Dataset.from_tensor_slices(
-                np.asarray([os.fsencode(n) for n in names])
-            )
-            lines = files.interleave(
-                lambda f: Dataset(
-                    lambda: _read_lines(_text(np.asarray(f)), compression),
-                    UNKNOWN_CARDINALITY,
-                ),
-                cycle_length=num_parallel_reads,
-                block_length=1,
-                num_parallel_calls=num_parallel_reads,
-            )
-            make = lines._make
-        super().__init__(make, UNKNOWN_CARDINALITY)
+        super().__init__(
+            _file_source(filenames, read, num_parallel_reads), UNKNOWN_CARDINALITY
+        )
+
+
+class TFRecordDataset(Dataset):
+    """The records of TFRecord files (TF's `tf.data.TFRecordDataset`), each
+    checked against its CRC32C as TF does (`DataLossError` when corrupt).
+
+    Differences from TensorFlow: records are NumPy bytes arrays (jaxtape has
+    no string tensors or `tf.io.parse_example`); `buffer_size` is ignored.
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):  # fmt: skip
+        compression = _check_compression(compression_type)
+        del buffer_size, name
+
+        def read(path: str) -> Iterator:
+            from tensorboardX.record_writer import masked_crc32c
+
+            data = _read_bytes(path, compression)
+            pos = 0
+            while pos < len(data):
+                if pos + 12 > len(data):
+                    raise _corrupt(path, pos, "truncated record header")
+                header = data[pos : pos + 8]
+                (length,) = struct.unpack("<Q", header)
+                (crc,) = struct.unpack("<I", data[pos + 8 : pos + 12])
+                if masked_crc32c(header) != crc:
+                    raise _corrupt(path, pos, "corrupted record length")
+                start, end = pos + 12, pos + 12 + length
+                if end + 4 > len(data):
+                    raise _corrupt(path, pos, "truncated record")
+                record = data[start:end]
+                (crc,) = struct.unpack("<I", data[end : end + 4])
+                if masked_crc32c(record) != crc:
+                    raise _corrupt(path, pos, "corrupted record data (CRC mismatch)")
+                yield np.asarray(record)
+                pos = end + 4
+
+        super().__init__(
+            _file_source(filenames, read, num_parallel_reads), UNKNOWN_CARDINALITY
+        )
+
+
+def _corrupt(path: str, offset: int, what: str) -> errors.DataLossError:
+    return errors.DataLossError(
+        None, None, f"{path}: {what} at offset {offset}. The file is not a valid "
+        "TFRecord file or was cut short."
+    )  # fmt: skip
 
 
 def list_files(file_pattern, shuffle=None, seed=None) -> Dataset:
