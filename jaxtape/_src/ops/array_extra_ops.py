@@ -878,6 +878,8 @@ def inside_function():
 def is_symbolic_tensor(tensor):
     """True for a Tensor holding a traced value (inside `jaxtape.function`),
     as TF's graph tensors; False for eager Tensors and anything else."""
+    import jax.core
+
     return isinstance(tensor, Tensor) and isinstance(tensor._value, jax.core.Tracer)
 
 
