@@ -65,3 +65,94 @@ def test_schedule_deserialize_unknown_class_and_custom_objects():
     assert isinstance(back, Halving) and back.rate == 0.5
     with pytest.raises(ValueError, match="first_decay_steps"):
         schedules.CosineDecayRestarts(0.1, 0)
+
+
+OPTIMIZER_CASES = [
+    ("Lion", {}),
+    ("Lion", {"learning_rate": 0.01, "beta_1": 0.5, "weight_decay": 0.1}),
+    ("Lamb", {"learning_rate": 0.01}),
+    ("Lamb", {"beta_1": 0.5, "epsilon": 1e-3, "clipnorm": 0.1}),
+    ("Ftrl", {"learning_rate": 0.1}),
+    (
+        "Ftrl",
+        {
+            "learning_rate": 0.5,
+            "learning_rate_power": -0.3,
+            "l1_regularization_strength": 0.01,
+            "l2_regularization_strength": 0.02,
+            "l2_shrinkage_regularization_strength": 0.03,
+            "beta": 0.1,
+        },
+    ),
+    ("Adafactor", {}),
+    ("Adafactor", {"learning_rate": 0.5, "clip_threshold": 0.5, "epsilon_2": 0.1}),
+]
+
+
+def _grads(steps=5):
+    rng = np.random.default_rng(1)
+    return [
+        (
+            rng.normal(size=(2, 4, 3)).astype(np.float32) * 10 ** rng.uniform(-3, 0),
+            rng.normal(size=(3,)).astype(np.float32) * 1e-2,
+        )
+        for _ in range(steps)
+    ]
+
+
+def _start():
+    rng = np.random.default_rng(2)
+    return rng.normal(size=(2, 4, 3)).astype(np.float32), rng.normal(size=3).astype(
+        np.float32
+    )
+
+
+def _run(tf_mod, opt, grads):
+    w0, b0 = _start()
+    w, b = tf_mod.Variable(w0, name="w"), tf_mod.Variable(b0, name="b")
+    for gw, gb in grads:
+        opt.apply_gradients([(tf_mod.constant(gw), w), (tf_mod.constant(gb), b)])
+    return [w.numpy(), b.numpy()], [np.asarray(v.numpy()) for v in opt.variables]
+
+
+@pytest.mark.parametrize("name,kwargs", OPTIMIZER_CASES)
+def test_optimizer_steps_slots_and_config_match_tf_keras(tf, name, kwargs):
+    kwargs = {"name": "opt", **kwargs}  # (Keras makes default names unique)
+    theirs_opt = getattr(tf.keras.optimizers, name)(**kwargs)
+    ours_opt = getattr(jt.keras.optimizers, name)(**kwargs)
+    theirs, their_slots = _run(tf, theirs_opt, _grads())
+    ours, our_slots = _run(jt, ours_opt, _grads())
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(ours[0], _start()[0])  # the steps really moved it
+    assert [(s.shape, s.dtype) for s in our_slots] == [
+        (s.shape, s.dtype) for s in their_slots
+    ]
+    for a, b in zip(our_slots, their_slots):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    config = theirs_opt.get_config()
+    _assert_same_config(ours_opt.get_config(), config)
+    _assert_same_config(type(ours_opt).from_config(config).get_config(), config)
+    assert jt.keras.optimizers.get(name.lower()).__class__ is type(ours_opt)
+
+
+def _assert_same_config(ours, theirs):
+    assert sorted(ours) == sorted(theirs)
+    for key, value in theirs.items():
+        if isinstance(value, float):
+            assert ours[key] == pytest.approx(value, rel=1e-6), key
+        else:
+            assert ours[key] == value, key
+
+
+def test_optimizer_argument_errors_match_tf_keras(tf):
+    for name, kwargs in [
+        ("Lion", {"beta_1": 0.0}),
+        ("Ftrl", {"learning_rate_power": 0.5}),
+        ("Ftrl", {"l1_regularization_strength": -1.0}),
+    ]:
+        with pytest.raises(ValueError) as theirs:
+            getattr(tf.keras.optimizers, name)(**kwargs)
+        with pytest.raises(ValueError) as ours:
+            getattr(jt.keras.optimizers, name)(**kwargs)
+        assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]

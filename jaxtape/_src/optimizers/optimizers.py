@@ -168,6 +168,190 @@ class _RMSpropState(NamedTuple):
     average_gradient: optax.Updates
 
 
+class _LionState(NamedTuple):
+    momentum: optax.Updates
+
+
+def scale_by_keras_lion(b1=0.9, b2=0.99):
+    """Keras's Lion direction `sign(b1 * m + (1 - b1) * g)`, then
+    `m = b2 * m + (1 - b2) * g` (Chen et al., 2023)."""
+
+    def init(params):
+        return _LionState(jax.tree.map(jnp.zeros_like, params))
+
+    def update(updates, state, params=None):
+        def direction(m, g):
+            return jnp.sign(m * b1 + g * (1.0 - b1))
+
+        out = jax.tree.map(direction, state.momentum, updates)
+        m = jax.tree.map(lambda m, g: m * b2 + g * (1.0 - b2), state.momentum, updates)
+        return out, _LionState(m)
+
+    return optax.GradientTransformation(init, update)
+
+
+class _LambState(NamedTuple):
+    count: jax.Array  # pyright: ignore[reportIncompatibleMethodOverride]  # (as Adam)
+    mu: optax.Updates
+    nu: optax.Updates
+
+
+def scale_by_keras_lamb(b1=0.9, b2=0.999, eps=1e-7):
+    """Keras's Lamb direction: Adam's bias-corrected `m / (sqrt(v) + eps)`
+    times the trust ratio `||var|| / ||direction||` (1 where either is 0)."""
+
+    def init(params):
+        zeros = jax.tree.map(jnp.zeros_like, params)
+        return _LambState(
+            jnp.zeros([], jnp.int32), zeros, jax.tree.map(jnp.copy, zeros)
+        )
+
+    def update(updates, state, params=None):
+        count = state.count + 1
+        mu = jax.tree.map(lambda m, g: m + (g - m) * (1 - b1), state.mu, updates)
+        nu = jax.tree.map(lambda v, g: v + (g * g - v) * (1 - b2), state.nu, updates)
+
+        def direction(m, v, p):
+            t = count.astype(p.dtype)
+            m_hat = m / (1.0 - jnp.power(jnp.asarray(b1, p.dtype), t))
+            v_hat = v / (1.0 - jnp.power(jnp.asarray(b2, p.dtype), t))
+            step = m_hat / (jnp.sqrt(v_hat) + eps)
+            w_norm = jnp.sqrt(jnp.sum(p * p))
+            g_norm = jnp.sqrt(jnp.sum(step * step))
+            ratio = jnp.where((w_norm > 0) & (g_norm > 0), w_norm / g_norm, 1.0)
+            return ratio * step
+
+        out = jax.tree.map(direction, mu, nu, params)
+        return out, _LambState(count, mu, nu)
+
+    return optax.GradientTransformation(init, update)
+
+
+class _FtrlState(NamedTuple):
+    accumulator: optax.Updates
+    linear: optax.Updates
+
+
+def keras_ftrl(
+    learning_rate_power=-0.5,
+    initial_accumulator_value=0.1,
+    l1=0.0,
+    l2=0.0,
+    l2_shrinkage=0.0,
+    beta=0.0,
+):
+    """Keras's FTRL-Proximal (McMahan et al., 2013) with the learning rate as an
+    extra argument; returns the delta that moves each variable to its new value.
+    """
+
+    def init(params):
+        return _FtrlState(
+            jax.tree.map(lambda p: jnp.full_like(p, initial_accumulator_value), params),
+            jax.tree.map(jnp.zeros_like, params),
+        )
+
+    def update(updates, state, params=None, **extra_args):
+        lr = extra_args["learning_rate"]
+        power = -learning_rate_power
+
+        def one(g, p, accum, linear):
+            l2_reg = l2 + beta / (2.0 * lr)
+            new_accum = accum + g * g
+            linear = linear + (
+                g
+                + 2 * l2_shrinkage * p
+                - (jnp.power(new_accum, power) - jnp.power(accum, power)) / lr * p
+            )
+            quadratic = jnp.power(new_accum, power) / lr + 2 * l2_reg
+            new_p = (jnp.clip(linear, -l1, l1) - linear) / quadratic
+            return new_p - p, new_accum, linear
+
+        out = jax.tree.map(one, updates, params, state.accumulator, state.linear)
+        delta, accum, linear = (
+            jax.tree.map(
+                lambda t, i=i: t[i], out, is_leaf=lambda t: isinstance(t, tuple)
+            )
+            for i in range(3)
+        )
+        return delta, _FtrlState(accum, linear)
+
+    return optax.GradientTransformationExtraArgs(init, update)
+
+
+class _AdafactorState(NamedTuple):
+    count: jax.Array  # pyright: ignore[reportIncompatibleMethodOverride]  # (as Adam)
+    r: optax.Updates
+    c: optax.Updates
+    v: optax.Updates
+
+
+def keras_adafactor(
+    beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3, clip_threshold=1.0
+):
+    """Keras 3's Adafactor (Shazeer & Stern, 2018): the last two dimensions of a
+    variable of rank >= 2 factored into row and column statistics `r`, `c`;
+    lower ranks keep a full `v` (and int32 scalar placeholders for `r`, `c`,
+    as Keras). Takes the learning rate as an extra argument, gives the delta.
+    """
+
+    def init(params):
+        def r(p):
+            return jnp.zeros(p.shape[:-1], p.dtype) if p.ndim >= 2 else _int0()
+
+        def c(p):
+            if p.ndim >= 2:
+                return jnp.zeros(p.shape[:-2] + p.shape[-1:], p.dtype)
+            return _int0()
+
+        return _AdafactorState(
+            jnp.zeros([], jnp.int32),
+            jax.tree.map(r, params),
+            jax.tree.map(c, params),
+            jax.tree.map(jnp.zeros_like, params),
+        )
+
+    def update(updates, state, params=None, **extra_args):
+        lr = extra_args["learning_rate"]
+        count = state.count + 1
+
+        def one(g, p, r, c, v):
+            step = count.astype(p.dtype)
+            rho = jnp.minimum(lr, 1 / jnp.sqrt(step))
+            alpha = jnp.maximum(epsilon_2, _rms(p)) * rho
+            g2 = g * g + epsilon_1
+            beta_2 = 1 - jnp.power(step, beta_2_decay)
+            if p.ndim >= 2:
+                r = beta_2 * r + (1 - beta_2) * jnp.mean(g2, axis=-1)
+                c = beta_2 * c + (1 - beta_2) * jnp.mean(g2, axis=-2)
+                v = jnp.expand_dims(
+                    r / jnp.mean(r, axis=-1, keepdims=True), -1
+                ) * jnp.expand_dims(c, -2)
+            else:
+                v = beta_2 * v + (1 - beta_2) * g2
+            u = g / jnp.sqrt(v)
+            u = u / jnp.maximum(1.0, _rms(u) / clip_threshold)
+            return -alpha * u, r, c, v
+
+        out = jax.tree.map(one, updates, params, state.r, state.c, state.v)
+        parts = [
+            jax.tree.map(
+                lambda t, i=i: t[i], out, is_leaf=lambda t: isinstance(t, tuple)
+            )
+            for i in range(4)
+        ]
+        return parts[0], _AdafactorState(count, *parts[1:])
+
+    return optax.GradientTransformationExtraArgs(init, update)
+
+
+def _int0():
+    return jnp.zeros([], jnp.int32)
+
+
+def _rms(x):
+    return jnp.sqrt(jnp.mean(x * x))
+
+
 # -- the optimizer base -----------------------------------------------------------
 class Optimizer:
     """Base class of the Keras optimizers (Keras 3 semantics on optax).
@@ -948,6 +1132,141 @@ class Nadam(_BetaOptimizer):
         return scale_by_keras_nadam(self.beta_1, self.beta_2, self.epsilon)
 
 
+class Lion(Optimizer):
+    """Lion (sign of an interpolated momentum), Keras 3's defaults and rule."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, **kwargs):
+        if beta_1 <= 0 or beta_1 > 1:
+            raise ValueError(
+                "Argument `beta_1` must be in the [0, 1] range. Otherwise, the "
+                f"optimizer degenerates to SignSGD. Received: beta_1={beta_1}."
+            )
+        self.beta_1, self.beta_2 = beta_1, beta_2
+        super().__init__(learning_rate=learning_rate, **kwargs)
+
+    _KERAS_SLOTS = (((0, "momentum"),),)
+
+    def _transform(self):
+        return scale_by_keras_lion(self.beta_1, self.beta_2)
+
+    def _hyper(self):
+        return {"beta_1": self.beta_1, "beta_2": self.beta_2}
+
+
+class Lamb(_BetaOptimizer):
+    """Lamb (Adam scaled by the layer-wise trust ratio), Keras 3's rule."""
+
+    _KERAS_SLOTS = (((0, "momentum"), (1, "velocity")),)
+
+    def _transform(self):
+        return scale_by_keras_lamb(self.beta_1, self.beta_2, self.epsilon)
+
+
+class Ftrl(Optimizer):
+    """FTRL-Proximal with Keras 3's arguments, defaults and rule (the
+    accumulator starts at `initial_accumulator_value`; `beta` adds
+    `beta / (2 * lr)` to the L2 strength)."""
+
+    _LR_MODE = "arg"
+    _KERAS_SLOTS = (((0, "accumulator"), (1, "linear")),)
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        learning_rate_power=-0.5,
+        initial_accumulator_value=0.1,
+        l1_regularization_strength=0.0,
+        l2_regularization_strength=0.0,
+        l2_shrinkage_regularization_strength=0.0,
+        beta=0.0,
+        **kwargs,
+    ):
+        for arg, value, sign in (
+            ("initial_accumulator_value", initial_accumulator_value, "positive"),
+            ("learning_rate_power", learning_rate_power, "negative"),
+            ("l1_regularization_strength", l1_regularization_strength, "positive"),
+            ("l2_regularization_strength", l2_regularization_strength, "positive"),
+            (
+                "l2_shrinkage_regularization_strength",
+                l2_shrinkage_regularization_strength,
+                "positive",
+            ),
+        ):
+            if (value > 0.0) if sign == "negative" else (value < 0.0):
+                raise ValueError(
+                    f"`{arg}` needs to be {sign} or zero. Received: {arg}={value}."
+                )
+        self.learning_rate_power = learning_rate_power
+        self.initial_accumulator_value = initial_accumulator_value
+        self.l1_regularization_strength = l1_regularization_strength
+        self.l2_regularization_strength = l2_regularization_strength
+        self.l2_shrinkage_regularization_strength = l2_shrinkage_regularization_strength
+        self.beta = beta
+        super().__init__(learning_rate=learning_rate, **kwargs)
+
+    def _transform(self):
+        return keras_ftrl(
+            self.learning_rate_power,
+            self.initial_accumulator_value,
+            self.l1_regularization_strength,
+            self.l2_regularization_strength,
+            self.l2_shrinkage_regularization_strength,
+            self.beta,
+        )
+
+    def _hyper(self):
+        return {
+            "learning_rate_power": self.learning_rate_power,
+            "initial_accumulator_value": self.initial_accumulator_value,
+            "l1_regularization_strength": self.l1_regularization_strength,
+            "l2_regularization_strength": self.l2_regularization_strength,
+            "l2_shrinkage_regularization_strength": (
+                self.l2_shrinkage_regularization_strength
+            ),
+            "beta": self.beta,
+        }
+
+
+class Adafactor(Optimizer):
+    """Adafactor with Keras 3's rule and defaults. The step size is
+    `min(lr, 1 / sqrt(t)) * max(epsilon_2, rms(var))`; `relative_step` is kept
+    in the config (Keras's update takes that minimum either way)."""
+
+    _LR_MODE = "arg"
+    # Keras creates r, c and the velocity per variable, variable by variable
+    # (r and c are int32 scalar placeholders for variables of rank < 2).
+    _KERAS_SLOTS = (((0, "r"), (1, "c"), (2, "velocity")),)
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta_2_decay=-0.8,
+        epsilon_1=1e-30,
+        epsilon_2=1e-3,
+        clip_threshold=1.0,
+        relative_step=True,
+        **kwargs,
+    ):
+        self.beta_2_decay, self.epsilon_1 = beta_2_decay, epsilon_1
+        self.epsilon_2, self.clip_threshold = epsilon_2, clip_threshold
+        self.relative_step = relative_step
+        super().__init__(learning_rate=learning_rate, **kwargs)
+
+    def _transform(self):
+        return keras_adafactor(
+            self.beta_2_decay, self.epsilon_1, self.epsilon_2, self.clip_threshold
+        )
+
+    def _hyper(self):
+        return {
+            "beta_2_decay": self.beta_2_decay,
+            "epsilon_1": self.epsilon_1,
+            "epsilon_2": self.epsilon_2,
+            "clip_threshold": self.clip_threshold,
+            "relative_step": self.relative_step,
+        }
+
+
 OPTIMIZERS = registry.Kind(
     "optimizer",
     "keras.optimizers",
@@ -956,7 +1275,20 @@ OPTIMIZERS = registry.Kind(
     instantiate=False,
     accept=lambda obj: isinstance(obj, Optimizer),
 )
-for _cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam):
+for _cls in (
+    SGD,
+    Adam,
+    AdamW,
+    RMSprop,
+    Adagrad,
+    Adadelta,
+    Adamax,
+    Nadam,
+    Lion,
+    Lamb,
+    Ftrl,
+    Adafactor,
+):
     OPTIMIZERS.add(_cls)
 
 
