@@ -549,3 +549,14 @@ def test_iterator_get_next_and_numpy_iterator(tf):
         numpy_it = _D(m).range(2).as_numpy_iterator()
         assert isinstance(numpy_it, m.data.NumpyIterator)
         assert [int(v) for v in numpy_it] == [0, 1]
+
+
+def test_experimental_at_get_structure_and_random_dataset(tf):
+    for m in (tf, jaxtape):
+        e = m.data.experimental
+        ds = _pairs(m)
+        assert _norm(e.at(ds, 3)) == (("int64", (), 3), ("float32", (), 3.0))
+        with pytest.raises(m.errors.OutOfRangeError):
+            e.at(ds, 7)
+        assert _norm_spec(e.get_structure(ds)) == _norm_spec(ds.element_spec)
+        assert _norm_spec(e.RandomDataset(seed=1).element_spec) == ([], "int64")

@@ -9,6 +9,11 @@ from jaxtape._src.data.dataset import (
 )
 from jaxtape._src.data.experimental_ops import (
     Counter,
+    RandomDataset,
+    at,
+    copy_to_device,
+    enable_debug_mode,
+    get_structure,
     assert_cardinality,
     bucket_by_sequence_length,
     cardinality,

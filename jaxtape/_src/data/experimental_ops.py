@@ -181,3 +181,44 @@ def from_list(elements, name=None) -> Dataset:
 
     data = [_from_user(e) for e in items]
     return Dataset(lambda: iter(data), len(data), lambda: _spec_of(data[0]))
+
+
+def get_structure(dataset_or_iterator):
+    """The element spec of a Dataset or iterator (TF's `get_structure`)."""
+    spec = getattr(dataset_or_iterator, "element_spec", None)
+    if spec is None:
+        raise TypeError(
+            "`dataset_or_iterator` must be a `tf.data.Dataset` or tf.data.Iterator "
+            f"object, but got {type(dataset_or_iterator)}."
+        )
+    return spec
+
+
+def at(dataset: Dataset, index):
+    """The element at `index` (TF's `data.experimental.at`), read by iterating."""
+    i = int(_to_numpy(index))
+    if i < 0:
+        raise errors.InvalidArgumentError(None, None, f"Index must be >= 0, got {i}.")
+    for k, element in enumerate(dataset):
+        if k == i:
+            return element
+    raise errors.OutOfRangeError(None, None, f"Index {i} is out of range.")
+
+
+def RandomDataset(seed=None, name=None) -> Dataset:  # noqa: N802 (TF's name)
+    """`Dataset.random(seed)` (TF's `data.experimental.RandomDataset`)."""
+    return Dataset.random(seed)
+
+
+def copy_to_device(target_device, source_device="/cpu:0"):
+    """`prefetch(1)` for `apply`: elements go to jaxtape's default device.
+
+    Differences from TensorFlow: `target_device` is accepted and ignored.
+    """
+    del target_device, source_device
+    return lambda ds: ds.prefetch(1)
+
+
+def enable_debug_mode():
+    """A no-op: jaxtape already runs `map`/`filter` functions eagerly, element by
+    element, which is what TF's debug mode switches on."""
