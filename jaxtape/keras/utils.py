@@ -8,6 +8,20 @@ from jaxtape._src.core.registry import (  # noqa: F401
     get_registered_object,
     register_keras_serializable,
 )
+from jaxtape._src.keras.keras_utils import (  # noqa: F401
+    clear_session,
+    deserialize_keras_object,
+    get_source_inputs,
+    is_keras_tensor,
+    normalize,
+    pack_x_y_sample_weight,
+    pad_sequences,
+    serialize_keras_object,
+    set_random_seed,
+    standardize_dtype,
+    to_categorical,
+    unpack_x_y_sample_weight,
+)
 
 from jaxtape._src import missing as _missing
 
