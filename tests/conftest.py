@@ -50,3 +50,15 @@ def mnist_path(monkeypatch) -> pathlib.Path:
         )
     monkeypatch.setenv("JAXTAPE_MNIST_PATH", str(path))
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Test ids must not hold memory addresses (`<object at 0x...>`): the test
+    runs split across worker processes (pytest-xdist), which must collect the
+    same ids. Name such parameters with `ids=`."""
+    unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
+    if unstable:
+        raise pytest.UsageError(
+            "test ids with memory addresses (give these parameters ids=): "
+            + ", ".join(unstable[:5])
+        )

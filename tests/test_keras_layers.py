@@ -227,7 +227,9 @@ def test_layer_harness(tmp_path, make, shape, n_vars, head):
 
 def _id(row):
     name, kwargs = row[:2]
-    return name + "-" + ",".join(f"{k}={v}" for k, v in kwargs.items())
+    # (a function by its name: ids must not hold addresses, see conftest)
+    items = (f"{k}={getattr(v, '__name__', v)}" for k, v in kwargs.items())
+    return name + "-" + ",".join(items)
 
 
 @pytest.mark.parametrize("row", PARITY, ids=[_id(r) for r in PARITY])

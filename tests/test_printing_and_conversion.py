@@ -240,7 +240,11 @@ def test_print_inside_a_function_prints_every_call_like_tensorflow(tf, tmp_path)
     assert run(jaxtape, tmp_path / "j.txt") == run(tf, tmp_path / "t.txt")
 
 
-@pytest.mark.parametrize("stream", [3, "stdout", "out.txt", object()], ids=repr)
+@pytest.mark.parametrize(
+    "stream",
+    [3, "stdout", "out.txt", object()],
+    ids=["3", "stdout", "out.txt", "object"],
+)
 def test_print_refuses_an_unknown_stream_like_tensorflow(stream, tf):
     with pytest.raises(ValueError, match="Unsupported output stream") as want:
         tf.print(1, output_stream=stream)
