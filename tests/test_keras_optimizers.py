@@ -156,3 +156,76 @@ def test_optimizer_argument_errors_match_tf_keras(tf):
         with pytest.raises(ValueError) as ours:
             getattr(jt.keras.optimizers, name)(**kwargs)
         assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]
+
+
+LOSS_SCALE_GRADS = [
+    [1.0, 2.0, 3.0],
+    [1.0, np.inf, 3.0],  # skipped, scale halved
+    [1.0, 1.0, 1.0],
+    [1.0, 1.0, 1.0],  # the 2nd finite step in a row: scale doubled
+    [np.nan, 1.0, 1.0],
+    [2.0, 2.0, 2.0],
+]
+
+
+@pytest.mark.parametrize("inner", ["SGD", "Adam"])
+def test_loss_scale_optimizer_skips_non_finite_steps_as_tf_keras(tf, inner):
+    def run(m):
+        opt = m.keras.optimizers.LossScaleOptimizer(
+            getattr(m.keras.optimizers, inner)(0.1),
+            initial_scale=8.0,
+            dynamic_growth_steps=2,
+        )
+        w = m.Variable(np.ones((2, 3), np.float32), name="w")
+        b = m.Variable(np.ones(3, np.float32), name="b")
+        scaled = [float(opt.scale_loss(m.constant(1.0)))]
+        rows = []
+        for g in LOSS_SCALE_GRADS:
+            g = np.array(g, np.float32)
+            opt.apply_gradients([(m.constant(np.stack([g, -g])), w), (g, b)])
+            rows.append(
+                [w.numpy(), b.numpy(), int(opt.iterations.numpy())]
+                + [np.asarray(v.numpy()) for v in opt.variables]
+            )
+            scaled.append(float(opt.scale_loss(m.constant(1.0))))
+        return rows, scaled, opt.get_config()
+
+    theirs, their_scaled, their_config = run(tf)
+    ours, our_scaled, our_config = run(jt)
+    assert our_scaled == their_scaled  # 8, 8, 4, 4, 8, 4, 4
+    for our_row, their_row in zip(ours, theirs):
+        assert len(our_row) == len(their_row)
+        for a, b in zip(our_row, their_row):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+            assert np.asarray(a).dtype == np.asarray(b).dtype
+    their_config["inner_optimizer"]["config"]["name"] = inner.lower()
+    assert our_config["inner_optimizer"]["class_name"] == inner
+    back = jt.keras.optimizers.LossScaleOptimizer.from_config(their_config)
+    assert isinstance(back.inner_optimizer, getattr(jt.keras.optimizers, inner))
+    assert back.dynamic_growth_steps == 2 and back.initial_scale == 8.0
+
+
+def test_loss_scale_optimizer_argument_errors_match_tf_keras(tf):
+    for kwargs in [{"dynamic": False}, {"clipnorm": 1.0}, {"foo": 1}]:
+        with pytest.raises(ValueError) as theirs:
+            tf.keras.optimizers.LossScaleOptimizer(tf.keras.optimizers.SGD(), **kwargs)
+        with pytest.raises(ValueError) as ours:
+            jt.keras.optimizers.LossScaleOptimizer(jt.keras.optimizers.SGD(), **kwargs)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_loss_scale_optimizer_step_runs_inside_function():
+    opt = jt.keras.optimizers.LossScaleOptimizer(
+        jt.keras.optimizers.SGD(0.5), initial_scale=4.0, dynamic_growth_steps=3
+    )
+    w = jt.Variable(np.ones(2, np.float32))
+
+    @jt.function
+    def step(g):
+        opt.apply_gradients([(g, w)])
+
+    step(jt.constant([4.0, 8.0]))  # unscaled: [1, 2]
+    step(jt.constant([np.inf, 8.0]))  # skipped
+    np.testing.assert_allclose(w.numpy(), [0.5, 0.0])
+    assert float(opt.dynamic_scale.numpy()) == 2.0
+    assert int(opt.iterations.numpy()) == 1

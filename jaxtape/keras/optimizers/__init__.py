@@ -19,6 +19,9 @@ from jaxtape._src.optimizers.optimizers import (  # noqa: F401
     get,
     serialize,
 )
+from jaxtape._src.optimizers.loss_scale_optimizer import (  # noqa: F401
+    LossScaleOptimizer,
+)
 
 from jaxtape._src import missing as _missing
 
