@@ -560,3 +560,42 @@ def test_experimental_at_get_structure_and_random_dataset(tf):
             e.at(ds, 7)
         assert _norm_spec(e.get_structure(ds)) == _norm_spec(ds.element_spec)
         assert _norm_spec(e.RandomDataset(seed=1).element_spec) == ([], "int64")
+
+
+CSV = 'a,b,name,big\n1,2.5,x,3000000000\n3,,"y,z",4\n5,1e3,w,5\n'
+
+
+def test_csv_dataset_and_make_csv_dataset_match_tf(tf, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(CSV)
+    p = str(path)
+    cases = [
+        lambda m: m.data.experimental.CsvDataset(
+            p, [m.int32, [0.5], [""], m.int64], header=True
+        ),
+        lambda m: m.data.experimental.CsvDataset(
+            p, [[0.0], ["?"]], header=True, select_cols=[1, 2]
+        ),
+        lambda m: m.data.experimental.CsvDataset(
+            p, [[0], [-1.0], [""]], header=True, exclude_cols=[3], na_value="5"
+        ),
+        lambda m: m.data.experimental.make_csv_dataset(
+            p, 2, label_name="a", shuffle=False, num_epochs=1
+        ),
+        lambda m: m.data.experimental.make_csv_dataset(
+            p, 2, select_columns=["big", "a"], shuffle=False, num_epochs=2
+        ),
+    ]
+    for build in cases:
+        assert _run(build(jaxtape))[1] == _run(build(tf))[1]
+    bad = [
+        lambda m: m.data.experimental.CsvDataset(p, [m.int32] * 4, header=True),
+        lambda m: m.data.experimental.CsvDataset(p, [m.float32] * 4),
+        lambda m: m.data.experimental.CsvDataset(p, [m.float32] * 3, header=True),
+    ]
+    for build in bad:
+        assert _raises(build, tf) == ["InvalidArgumentError", "InvalidArgumentError"]
+    shuffled = jaxtape.data.experimental.make_csv_dataset(p, 3, shuffle_seed=1)
+    features = next(iter(shuffled))
+    assert sorted(features) == ["a", "b", "big", "name"]
+    assert features["a"].shape == (3,)  # num_epochs=None: repeated, full batches

@@ -24,6 +24,7 @@ from jaxtape._src.data.experimental_ops import (
     get_single_element,
     group_by_window,
     ignore_errors,
+    make_csv_dataset,
     map_and_batch,
     parallel_interleave,
     prefetch_to_device,
@@ -34,6 +35,7 @@ from jaxtape._src.data.experimental_ops import (
     unbatch,
     unique,
 )
+from jaxtape._src.data.readers import CsvDataset
 from jaxtape._src.data.options import (
     AutoShardPolicy,
     AutotuneAlgorithm,

@@ -6,8 +6,11 @@ as TF's do, and is a thin shell over the `Dataset` method that replaced it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from jaxtape._src.core import errors
 from jaxtape._src.data.dataset import (
+    AUTOTUNE,
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Dataset,
@@ -222,3 +225,111 @@ def copy_to_device(target_device, source_device="/cpu:0"):
 def enable_debug_mode():
     """A no-op: jaxtape already runs `map`/`filter` functions eagerly, element by
     element, which is what TF's debug mode switches on."""
+
+
+def _infer_csv_type(values: list[str]):
+    """TF's column type inference: int32, int64, float32, else string."""
+    best = 0
+    kinds = [np.dtype("int32"), np.dtype("int64"), np.dtype("float32")]
+    for v in values:
+        if v == "":
+            continue
+        while best < 3:
+            try:
+                if best < 2:
+                    n = int(v)
+                    if best == 0 and not -(2**31) <= n < 2**31:
+                        raise ValueError
+                else:
+                    float(v)
+                break
+            except ValueError:
+                best += 1
+    return kinds[best] if best < 3 else np.dtype("S")
+
+
+def make_csv_dataset(file_pattern, batch_size, column_names=None,
+                     column_defaults=None, label_name=None, select_columns=None,
+                     field_delim=",", use_quote_delim=True, na_value="", header=True,
+                     num_epochs=None, shuffle=True, shuffle_buffer_size=10000,
+                     shuffle_seed=None, prefetch_buffer_size=None,
+                     num_parallel_reads=None, sloppy=False,
+                     num_rows_for_inference=100, compression_type=None,
+                     ignore_errors=False, encoding="utf-8"):  # fmt: skip
+    """Batches of CSV rows as `(features dict, label)` (TF's `make_csv_dataset`).
+
+    Column names come from the header, column types from the first
+    `num_rows_for_inference` rows (int32, int64, float32, else string) unless
+    `column_defaults` is given; then `shuffle`, `repeat(num_epochs)`, `batch`
+    as TF orders them.
+
+    Differences from TensorFlow: string columns are NumPy bytes arrays.
+    """
+    import csv
+    import io
+
+    from jaxtape._src.data import readers
+
+    if encoding != "utf-8":
+        raise NotImplementedError(
+            f"make_csv_dataset(encoding={encoding!r}): only 'utf-8' is supported."
+        )
+    names_ds = Dataset.list_files(file_pattern, shuffle=shuffle, seed=shuffle_seed)
+    paths = sorted(readers._text(p) for p in names_ds.as_numpy_iterator())
+    compression = readers._check_compression(compression_type)
+    first = readers._read_bytes(paths[0], compression).decode()
+    rows = list(csv.reader(io.StringIO(first), delimiter=field_delim))
+    if column_names is None:
+        if not header:
+            raise ValueError("Expected `column_names` or `header` argument to be set.")
+        column_names = rows[0]
+    column_names = list(column_names)
+    if len(set(column_names)) != len(column_names):
+        raise ValueError("Expected `column_names` to be unique.")
+    body = rows[1:] if header else rows
+    if select_columns is not None:
+        select = [
+            column_names.index(c) if isinstance(c, str) else int(c)
+            for c in select_columns
+        ]
+        select.sort()
+    else:
+        select = list(range(len(column_names)))
+    names = [column_names[i] for i in select]
+    if label_name is not None and label_name not in names:
+        raise ValueError(
+            f"`label_name` provided must be one of the columns: {names}. Received: "
+            f"{label_name}."
+        )
+    if column_defaults is None:
+        sample = body[:num_rows_for_inference]
+        column_defaults = []
+        for i in select:
+            dtype = _infer_csv_type([r[i] if i < len(r) else "" for r in sample])
+            column_defaults.append([b""] if dtype.kind == "S" else np.zeros(1, dtype))
+    dataset = names_ds.interleave(
+        lambda path: readers.CsvDataset(
+            path, column_defaults, compression_type, header=header,
+            field_delim=field_delim, use_quote_delim=use_quote_delim,
+            na_value=na_value, select_cols=select if select_columns else None,
+        ),
+        cycle_length=num_parallel_reads or 1,
+        num_parallel_calls=num_parallel_reads,
+    )  # fmt: skip
+    if ignore_errors:
+        dataset = dataset.ignore_errors()
+    if shuffle:
+        dataset = dataset.shuffle(shuffle_buffer_size, shuffle_seed)
+    if num_epochs != 1:
+        dataset = dataset.repeat(num_epochs)
+    dataset = dataset.batch(batch_size, drop_remainder=num_epochs is None)
+
+    def to_features(*columns):
+        features = dict(zip(names, columns))
+        if label_name is None:
+            return features
+        label = features.pop(label_name)
+        return features, label
+
+    dataset = dataset.map(to_features)
+    return dataset.prefetch(prefetch_buffer_size or AUTOTUNE)

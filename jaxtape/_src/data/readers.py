@@ -208,6 +208,119 @@ def _corrupt(path: str, offset: int, what: str) -> errors.DataLossError:
     )  # fmt: skip
 
 
+_CSV_TYPES = ("float32", "float64", "int32", "int64", "string")
+
+
+def _csv_default(value):
+    """A record default as (NumPy dtype, default or None when required)."""
+    from jaxtape._src.core import dtypes
+
+    if isinstance(value, dtypes.DType) or (
+        isinstance(value, type) and issubclass(value, np.generic)
+    ):
+        dtype, default = np.dtype(dtypes.np_dtype(value)), None
+    else:
+        array = np.asarray(_to_numpy(value))
+        if array.size == 0:  # `[]`: a required field, float32 as TF
+            return np.dtype("float32"), None
+        default = array.reshape(-1)[0]
+        dtype = np.dtype("S") if array.dtype.kind in "SU" else array.dtype
+    name = "string" if dtype.kind in "SU" else dtype.name
+    if name not in _CSV_TYPES:
+        raise TypeError(
+            f"CsvDataset record_defaults must be float32, float64, int32, int64 or "
+            f"string, got {name}."
+        )
+    return dtype, default
+
+
+def _parse_csv_field(text: str, dtype, default, col: int, row: int, na_value: str):
+    if text == "" or text == na_value:
+        if default is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Field {col} is required but missing in record {row}!"
+            )
+        if dtype.kind == "S":
+            value = default.item() if isinstance(default, np.generic) else default
+            return np.asarray(
+                value if isinstance(value, bytes) else str(value).encode()
+            )
+        return np.asarray(default, dtype)
+    if dtype.kind == "S":
+        return np.asarray(text.encode())
+    try:
+        value = int(text) if dtype.kind == "i" else float(text)
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            None, None, f"Field {col} in record {row} is not a valid {dtype}: {text}"
+        ) from None
+    return np.asarray(value, dtype)
+
+
+class CsvDataset(Dataset):
+    """The records of CSV files as tuples of scalars, typed by `record_defaults`
+    (TF's `tf.data.experimental.CsvDataset`): a dtype makes a required field,
+    a value its default for empty (or `na_value`) fields.
+
+    Differences from TensorFlow: string fields are NumPy bytes; `buffer_size`
+    is ignored.
+    """
+
+    def __init__(self, filenames, record_defaults, compression_type=None,
+                 buffer_size=None, header=False, field_delim=",",
+                 use_quote_delim=True, na_value="", select_cols=None,
+                 exclude_cols=None, name=None):  # fmt: skip
+        import csv
+        import io
+
+        if select_cols is not None and exclude_cols is not None:
+            raise ValueError(
+                "Either select_cols or exclude_cols should be empty (both were given)."
+            )
+        defaults = [_csv_default(v) for v in record_defaults]
+        select = None if select_cols is None else [int(c) for c in select_cols]
+        if select is not None and (sorted(set(select)) != select):
+            raise errors.InvalidArgumentError(
+                None, None, "select_cols is not strictly increasing."
+            )
+        if select is not None and len(select) != len(defaults):
+            raise ValueError(
+                "`len(select_cols)` must equal `len(record_defaults)`, got "
+                f"{len(select)} and {len(defaults)}."
+            )
+        exclude = set() if exclude_cols is None else {int(c) for c in exclude_cols}
+        compression = _check_compression(compression_type)
+        del buffer_size, name
+
+        def read(path: str) -> Iterator:
+            text = _read_bytes(path, compression).decode()
+            reader = csv.reader(
+                io.StringIO(text),
+                delimiter=field_delim,
+                quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE,
+            )
+            for row_index, row in enumerate(reader):
+                if header and row_index == 0:
+                    continue
+                if select is not None:
+                    fields = [row[c] if c < len(row) else "" for c in select]
+                else:
+                    fields = [f for c, f in enumerate(row) if c not in exclude]
+                if len(fields) != len(defaults):
+                    raise errors.InvalidArgumentError(
+                        None,
+                        None,
+                        f"Expect {len(defaults)} fields but have {len(fields)} in "
+                        f"record {row_index}",
+                    )
+                yield tuple(
+                    _parse_csv_field(f, dt, d, c, row_index, na_value)
+                    for c, (f, (dt, d)) in enumerate(zip(fields, defaults))
+                )
+
+        super().__init__(_file_source(filenames, read, None), UNKNOWN_CARDINALITY)
+
+
 def list_files(file_pattern, shuffle=None, seed=None) -> Dataset:
     patterns = _file_names(file_pattern)
     matches: list[str] = []
