@@ -911,7 +911,7 @@ class DatasetIterator:
     Tensors, one pass, started when it is made.
 
     >>> it = iter(jaxtape.data.Dataset.range(2))
-    >>> it.get_next().numpy(), next(it).numpy()
+    >>> int(it.get_next()), int(next(it))
     (0, 1)
     """
 
