@@ -365,8 +365,11 @@ class Optimizer:
       weight_decay: Decoupled weight decay (`var -= var * wd * lr` first).
       clipnorm, clipvalue, global_clipnorm: Gradient clipping (one of them).
       use_ema, ema_momentum, ema_overwrite_frequency: Keras's moving average
-        of the weights; `use_ema=True` raises NotImplementedError (the other
-        two are validated and kept in the config, as Keras keeps them).
+        of the weights: after each update `average = m * average + (1 - m) *
+        var` (m is 0 at the first step, so it starts at the weights), for every
+        variable the optimizer was built on; every `ema_overwrite_frequency`
+        updates the weights are overwritten with their averages, and
+        `finalize_variable_values` (called at the end of `fit`) does it once.
       loss_scale_factor: `fit` multiplies the loss by it (`scale_loss`) and
         every update divides the gradients by it, as Keras 3 does.
       gradient_accumulation_steps: N >= 2 accumulates the gradients of N
@@ -427,11 +430,6 @@ class Optimizer:
                     "`ema_momentum` must be in the range [0, 1]. Received: "
                     f"ema_momentum={ema_momentum}"
                 )
-            raise NotImplementedError(
-                "use_ema=True (Keras's moving average of the weights) is not "
-                "supported by jaxtape; keep an average yourself, e.g. with "
-                "`optax.ema`, or train without it."
-            )
         if ema_overwrite_frequency is not None and (
             not isinstance(ema_overwrite_frequency, int) or ema_overwrite_frequency < 1
         ):
@@ -472,6 +470,8 @@ class Optimizer:
             )
         self._slots: dict[int, tuple] = {}  # id(var) -> (var, treedef, [Variables])
         self._accumulators: dict[int, Variable] = {}  # id(var) -> accumulator
+        self._averages: dict[int, Variable] = {}  # id(var) -> EMA (use_ema)
+        self._ema_fn = None
         self._built = False
         self._step_fn = None
 
@@ -554,6 +554,7 @@ class Optimizer:
         if self._schedule is None:
             out.append(self._learning_rate)
         built = self._built_vars()
+        out += [self._averages[id(v)] for v in built if id(v) in self._averages]
         out += [self._accumulators[id(v)] for v in built if id(v) in self._accumulators]
         out += [slot for slot, _ in self._ordered_slots(built)]
         listed = {id(v) for v in out}
@@ -625,6 +626,11 @@ class Optimizer:
             for var, _, _ in self._slots.values()
             if id(var) in self._accumulators
         ]
+        out += [
+            (var, "average", self._averages[id(var)])
+            for var, _, _ in self._slots.values()
+            if id(var) in self._averages
+        ]
         return out
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
@@ -672,6 +678,15 @@ class Optimizer:
                         )
                     self._accumulators[id(var)] = acc
                     slots.append(("gradient_accumulator", acc))
+                if self.use_ema:
+                    with creating_state():
+                        average = Variable(
+                            jnp.zeros(var.shape, var.dtype.as_numpy_dtype),
+                            trainable=False,
+                            name=f"{base}_average",
+                        )
+                    self._averages[id(var)] = average
+                    slots.append(("average", average))
                 made.append((var, slots))
         trackable.take_deferred_slots(self, made)  # values a restore left waiting
         self._built = True
@@ -829,7 +844,49 @@ class Optimizer:
                 s.assign(leaf)
         for a, value in zip(accs, new_accs):
             a.assign(value)
+        if self.use_ema:
+            self._update_moving_averages()
         self._iterations.assign_add(np.int64(1))
+
+    def _update_moving_averages(self) -> None:
+        """Keras's EMA of every built variable, after the update and before the
+        step counter moves; every `ema_overwrite_frequency` updates the
+        variables take their averages."""
+        built = self._built_vars()
+        averages = [self._averages[id(v)] for v in built]
+        if self._ema_fn is None:
+            self._ema_fn = _make_ema_step(
+                float(self.ema_momentum),
+                self.ema_overwrite_frequency,
+                self.gradient_accumulation_steps,
+            )
+        new_averages, new_params = self._ema_fn(
+            [v._read_raw() for v in built],
+            [a._read_raw() for a in averages],
+            self._iterations._read_raw(),
+        )
+        for a, value in zip(averages, new_averages):
+            a.assign(value)
+        if self.ema_overwrite_frequency:
+            for v, value in zip(built, new_params):
+                v.assign(value)
+
+    def finalize_variable_values(self, var_list) -> None:
+        """With `use_ema`, sets `var_list` to their moving averages (Keras's
+        end of `fit`); otherwise does nothing."""
+        if not self.use_ema:
+            return
+        var_list = list(var_list)
+        averages = [self._averages[id(v)] for v in self._built_vars()]
+        if len(var_list) != len(averages):
+            raise ValueError(
+                f"The length of model variables ({len(var_list)}) to override "
+                "does not match the length of model variables stored in the "
+                f"optimizer ({len(averages)}). Please check if the optimizer was "
+                "called on your model."
+            )
+        for var, average in zip(var_list, averages):
+            var.assign(average.read_value())
 
     def minimize(
         self,
@@ -904,6 +961,25 @@ class Optimizer:
                 )
             cfg["learning_rate"] = schedule_cls.from_config(lr["config"])
         return cls(**cfg)
+
+
+def _make_ema_step(momentum, overwrite_frequency, accumulate):
+    """The jitted EMA update: `(params, averages, raw iteration)` to the new
+    averages and the params (the averages on an overwrite step)."""
+
+    def step(params, averages, iteration):
+        iterations = iteration // accumulate if accumulate else iteration
+        new_averages = []
+        for p, a in zip(params, averages):
+            m = (iterations != 0).astype(p.dtype) * momentum
+            new_averages.append(m * a + (1 - m) * p)
+        if not overwrite_frequency:
+            return new_averages, params
+        overwrite = (iterations + 1) % overwrite_frequency == 0
+        new_params = [jnp.where(overwrite, a, p) for p, a in zip(params, new_averages)]
+        return new_averages, new_params
+
+    return jax.jit(step)
 
 
 def _set_count(state, count):
