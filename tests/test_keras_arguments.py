@@ -434,7 +434,6 @@ def test_save_and_load_refuse_unsupported_arguments():
 
 def test_unsupported_options_raise_not_implemented():
     cases = [
-        lambda: jt.keras.optimizers.Adam(use_ema=True),
         lambda: jt.keras.metrics.AUC(multi_label=True),
         lambda: jt.keras.callbacks.TensorBoard(profile_batch=2),
         lambda: jt.keras.callbacks.TensorBoard(embeddings_freq=1),
