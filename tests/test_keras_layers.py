@@ -13,6 +13,11 @@ import jaxtape as jt
 L = jt.keras.layers
 
 
+def _positive_variance(name, weights):
+    weights[-1] = np.abs(weights[-1]) + 0.5  # BatchNormalization's moving variance
+    return weights
+
+
 def _double(x):
     return x * 2.0 + 1.0
 
@@ -68,6 +73,8 @@ PARITY = [
     P("Softmax", (2, 4), dict(call_kwargs=dict(mask=_MASK))),
     # normalization
     P("GroupNormalization", (2, 3, 6), groups=3),
+    P("BatchNormalization", (4, 3), dict(fix_weights=_positive_variance), scale=False),
+    P("LayerNormalization", (2, 5), center=False),
     P("GroupNormalization", (2, 4, 3, 3), groups=-1, axis=1, scale=False),
     P("UnitNormalization", (2, 3, 4), axis=[1, 2]),
     P("RMSNormalization", (2, 3, 4), axis=[1, 2], epsilon=1e-3),

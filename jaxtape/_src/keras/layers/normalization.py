@@ -90,12 +90,15 @@ class BatchNormalization(Layer):
         shape = [1] * inputs.ndim
         shape[axis] = inputs.shape[axis]
 
-        def bc(v):
-            return None if v is None else array_ops.reshape(v, shape)
+        def bc(v, fill=None):
+            # (an absent gamma/beta is a constant of ones/zeros: ops take no None)
+            if v is None:
+                return None if fill is None else np.full(shape, fill, self._dtype)
+            return array_ops.reshape(v, shape)
 
         if training and self.trainable:
             y, mean, var = nn_ops.fused_batch_norm_train(
-                inputs, bc(self.gamma), bc(self.beta), axes, self.epsilon
+                inputs, bc(self.gamma, 1.0), bc(self.beta, 0.0), axes, self.epsilon
             )
             m = self.momentum
             self.moving_mean.assign(
@@ -109,8 +112,8 @@ class BatchNormalization(Layer):
             inputs,
             bc(self.moving_mean),
             bc(self.moving_variance),
-            bc(self.gamma),
-            bc(self.beta),
+            bc(self.gamma, 1.0),
+            bc(self.beta, 0.0),
             self.epsilon,
         )
 
@@ -148,11 +151,14 @@ class LayerNormalization(Layer):
         axes = tuple(sorted(a % ndim for a in self.axis))
         shape = [inputs.shape[a] if a in axes else 1 for a in range(ndim)]
 
-        def bc(v):
-            return None if v is None else array_ops.reshape(v, shape)
+        def bc(v, fill):
+            # (an absent gamma/beta is a constant of ones/zeros: ops take no None)
+            if v is None:
+                return np.full(shape, fill, self._dtype)
+            return array_ops.reshape(v, shape)
 
         return nn_ops.fused_layer_norm(
-            inputs, bc(self.gamma), bc(self.beta), axes, self.epsilon
+            inputs, bc(self.gamma, 1.0), bc(self.beta, 0.0), axes, self.epsilon
         )
 
     def get_config(self):
