@@ -1,6 +1,7 @@
 """`jaxtape.keras.utils` against tf.keras's (Keras 3's) helpers on the same inputs."""
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -204,3 +205,141 @@ def test_serialize_plain_values_and_custom_classes(tf):
         utils.deserialize_keras_object(
             {"module": "x", "class_name": "Nope", "config": {}, "registered_name": None}
         )
+
+
+def _progbar_run(cls, **kwargs):
+    bar = cls(4, verbose=2, **kwargs)
+    bar.update(1, [("loss", 1.0), ("acc", 0.1)])
+    bar.add(2, [("loss", 4.0), ("acc", 0.2)])
+    state = {k: list(v) if isinstance(v, list) else v for k, v in bar._values.items()}
+    bar.update(4, [("loss", 7.0), ("acc", 0.3)])
+    return state, bar._values, bar._seen_so_far
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"stateful_metrics": ["acc"]}, {"stateless_metrics": ["loss"]}]
+)
+def test_progbar_averages_values_as_keras(kwargs, tf, capsys):
+    want = _progbar_run(tf.keras.utils.Progbar, **kwargs)
+    want_text = capsys.readouterr().out
+    got = _progbar_run(utils.Progbar, **kwargs)
+    got_text = capsys.readouterr().out
+    assert got == want
+    for name in ("loss", "acc"):
+        pattern = rf"{name}: ([0-9.e+-]+)"
+        assert re.findall(pattern, got_text) == re.findall(pattern, want_text)
+    assert got_text.startswith("4/4 - ")
+
+
+def test_progbar_verbose_1_draws_a_bar_and_refuses_both_metric_lists(capsys):
+    bar = utils.Progbar(3, interval=0)
+    for i in range(3):
+        bar.update(i + 1, [("loss", float(i))])
+    out = capsys.readouterr().out
+    assert "3/3" in out and "loss: 2.0000" in out
+    with pytest.raises(ValueError, match="Only one of `stateful_metrics`"):
+        utils.Progbar(3, stateful_metrics=["a"], stateless_metrics=["b"])
+
+
+def _batches(ds):
+    out = []
+    for el in ds:
+        parts = el if isinstance(el, tuple) else (el,)
+        out.append(tuple(np.asarray(p) for p in parts))
+    return out
+
+
+def _rows(batches):
+    """All windows (with their targets) as sorted rows: order-free contents."""
+    cols = [np.concatenate(c) for c in zip(*batches, strict=True)]
+    flat = np.concatenate([c.reshape(len(c), -1) for c in cols], axis=1)
+    return [(np.unique(flat, axis=0),)]
+
+
+TIMESERIES = [
+    dict(sequence_length=3),
+    dict(sequence_length=4, sequence_stride=2, sampling_rate=2, batch_size=3),
+    dict(sequence_length=2, start_index=3, end_index=15, batch_size=4),
+    dict(sequence_length=3, batch_size=5, shuffle=True, seed=7),
+    dict(sequence_length=3, batch_size=None),
+]
+
+
+@pytest.mark.parametrize("kwargs", TIMESERIES)
+@pytest.mark.parametrize("with_targets", [True, False])
+def test_timeseries_dataset_batches_match_keras(kwargs, with_targets, tf):
+    data = np.arange(40, dtype="float32").reshape(20, 2)
+    targets = np.arange(100, 120) if with_targets else None
+    want = _batches(
+        tf.keras.utils.timeseries_dataset_from_array(data, targets, **kwargs)
+    )
+    got = _batches(utils.timeseries_dataset_from_array(data, targets, **kwargs))
+    assert len(got) == len(want)
+    if kwargs.get("shuffle"):  # TF's buffer shuffle: same windows, its own order
+        assert [g[0].shape for g in got] == [w[0].shape for w in want]
+        got, want = _rows(got), _rows(want)
+    for g, w in zip(got, want, strict=True):
+        for a, b in zip(g, w, strict=True):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(start_index=-1), dict(end_index=30), dict(sampling_rate=0),
+     dict(sequence_stride=25), dict(start_index=5, end_index=4)],
+)  # fmt: skip
+def test_timeseries_dataset_argument_errors_match_keras(kwargs, tf):
+    data = np.zeros((20, 1))
+    with pytest.raises(ValueError) as want:
+        tf.keras.utils.timeseries_dataset_from_array(data, None, 3, **kwargs)
+    with pytest.raises(ValueError) as got:
+        utils.timeseries_dataset_from_array(data, None, 3, **kwargs)
+    assert str(got.value) == str(want.value)
+
+
+SPLITS = [
+    dict(left_size=0.8),
+    dict(right_size=3),
+    dict(left_size=4, right_size=0.5),
+    dict(left_size=0.3, shuffle=True, seed=5),
+]
+
+
+@pytest.mark.parametrize("kwargs", SPLITS)
+@pytest.mark.parametrize("source", ["array", "tuple", "dataset"])
+def test_split_dataset_matches_keras(kwargs, source, tf):
+    x = np.arange(20, dtype="float32").reshape(10, 2)
+    y = np.arange(10)
+    theirs, ours = {
+        "array": (x, x),
+        "tuple": ((x, y), (x, y)),
+        "dataset": (
+            tf.data.Dataset.from_tensor_slices((x, y)),
+            jaxtape.data.Dataset.from_tensor_slices((x, y)),
+        ),
+    }[source]
+    want = tf.keras.utils.split_dataset(theirs, **kwargs)
+    got = utils.split_dataset(ours, **kwargs)
+    for g, w in zip(got, want, strict=True):
+        assert isinstance(g, jaxtape.data.Dataset)
+        gb, wb = _batches(g), _batches(w)
+        assert len(gb) == len(wb)
+        for a, b in zip(gb, wb, strict=True):
+            for p, q in zip(a, b, strict=True):
+                np.testing.assert_array_equal(p, q)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(), dict(left_size=0, right_size=0), dict(left_size=1.5),
+     dict(left_size=0.6, right_size=0.6), dict(left_size=7, right_size=5),
+     dict(left_size="a")],
+)  # fmt: skip
+def test_split_dataset_errors_match_keras(kwargs, tf):
+    x = np.arange(10)
+    with pytest.raises((ValueError, TypeError)) as want:
+        tf.keras.utils.split_dataset(x, **kwargs)
+    with pytest.raises(want.type) as got:
+        utils.split_dataset(x, **kwargs)
+    assert str(got.value).split(".")[0] == str(want.value).split(".")[0]

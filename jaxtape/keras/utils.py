@@ -8,6 +8,10 @@ from jaxtape._src.core.registry import (  # noqa: F401
     get_registered_object,
     register_keras_serializable,
 )
+from jaxtape._src.keras.dataset_utils import (  # noqa: F401
+    split_dataset,
+    timeseries_dataset_from_array,
+)
 from jaxtape._src.keras.keras_utils import (  # noqa: F401
     clear_session,
     deserialize_keras_object,
@@ -22,6 +26,7 @@ from jaxtape._src.keras.keras_utils import (  # noqa: F401
     to_categorical,
     unpack_x_y_sample_weight,
 )
+from jaxtape._src.keras.progbar import Progbar  # noqa: F401
 
 from jaxtape._src import missing as _missing
 
