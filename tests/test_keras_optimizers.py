@@ -262,3 +262,19 @@ def test_use_ema_finalize_variable_values_matches_tf_keras(tf):
     assert not np.allclose(ours[0], ours[1])  # the average is not the weights
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_fit_with_use_ema_ends_on_the_averages_as_tf_keras(tf):
+    x = np.random.default_rng(4).normal(size=(8, 3)).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32)
+
+    def fit(m):
+        model = m.keras.Sequential([m.keras.Input((3,)), m.keras.layers.Dense(1)])
+        model.set_weights([np.full((3, 1), 0.1, np.float32), np.zeros(1, np.float32)])
+        opt = m.keras.optimizers.SGD(0.1, use_ema=True, ema_momentum=0.5)
+        model.compile(optimizer=opt, loss="mse")
+        model.fit(x, y, batch_size=4, epochs=2, verbose=0, shuffle=False)
+        return model.get_weights()
+
+    for a, b in zip(fit(jt), fit(tf)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

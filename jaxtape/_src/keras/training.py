@@ -584,6 +584,8 @@ class TrainingMixin(_Host):
             training_logs = epoch_logs
             if self.stop_training:
                 break
+        if self.optimizer is not None and epochs > 0:  # (use_ema: the averages)
+            self.optimizer.finalize_variable_values(self.trainable_weights)
         cb.on_train_end(logs=training_logs)
         # (its History, also when no epoch ran: Keras returns it empty)
         self.history = next(
