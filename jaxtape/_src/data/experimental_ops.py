@@ -208,9 +208,12 @@ def at(dataset: Dataset, index):
     raise errors.OutOfRangeError(None, None, f"Index {i} is out of range.")
 
 
-def RandomDataset(seed=None, name=None) -> Dataset:  # noqa: N802 (TF's name)
+class RandomDataset(Dataset):
     """`Dataset.random(seed)` (TF's `data.experimental.RandomDataset`)."""
-    return Dataset.random(seed)
+
+    def __init__(self, seed=None, name=None):
+        source = Dataset.random(seed)
+        super().__init__(source._make, source._cardinality, source._spec)
 
 
 def copy_to_device(target_device, source_device="/cpu:0"):
