@@ -343,3 +343,73 @@ def test_split_dataset_errors_match_keras(kwargs, tf):
     with pytest.raises(want.type) as got:
         utils.split_dataset(x, **kwargs)
     assert str(got.value).split(".")[0] == str(want.value).split(".")[0]
+
+
+def _make_py_dataset(base, workers=1):
+    class Rows(base):
+        def __init__(self, x, y, **kwargs):
+            super().__init__(**kwargs)
+            self.x, self.y, self.events = x, y, []
+
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            self.events.append(i)
+            return self.x[i * 4 : i * 4 + 4], self.y[i * 4 : i * 4 + 4]
+
+        def on_epoch_begin(self):
+            self.events.append("begin")
+
+        def on_epoch_end(self):
+            self.events.append("end")
+
+    x = np.linspace(-1, 1, 24, dtype="float32").reshape(12, 2)
+    y = (x @ np.array([[1.0], [-2.0]], "float32")).astype("float32")
+    return Rows(x, y, workers=workers)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_fit_on_a_py_dataset_matches_keras(workers, tf):
+    def train(k):
+        data = _make_py_dataset(k.utils.PyDataset, workers)
+        model = k.Sequential(
+            [k.Input((2,)), k.layers.Dense(1, kernel_initializer="ones")]
+        )
+        model.compile(k.optimizers.SGD(0.1), "mse")
+        hist = model.fit(data, epochs=2, shuffle=False, verbose=0)
+        loss = model.evaluate(data, verbose=0)
+        return model.get_weights(), hist.history["loss"], loss, data.events
+
+    want, got = train(tf.keras), train(jaxtape.keras)
+    for g, w in zip(got[0], want[0], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-5)
+    # each pass (2 epochs, then evaluate) reads every batch between the hooks
+    # (tf.keras's tf.data wrapper peeks at batches too, so its log differs)
+    assert got[3] == ["begin", 0, 1, 2, "end"] * 3
+    assert utils.Sequence is utils.PyDataset
+
+
+def test_py_dataset_refuses_bad_batches_and_extra_arguments():
+    class Bad(utils.PyDataset):
+        def __len__(self):
+            return 1
+
+        def __getitem__(self, i):
+            return "nope"
+
+    model = jaxtape.keras.Sequential([jaxtape.keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    with pytest.raises(ValueError, match="must return a tuple or a dict"):
+        model.fit(Bad(), verbose=0)
+    with pytest.raises(ValueError, match="`y` must not be given"):
+        model.fit(Bad(), np.zeros((1, 1)), verbose=0)
+
+    class NoSuper(Bad):
+        def __init__(self):
+            pass
+
+    with pytest.warns(UserWarning, match="should call `super"):
+        assert NoSuper().workers == 1

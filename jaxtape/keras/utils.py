@@ -27,6 +27,7 @@ from jaxtape._src.keras.keras_utils import (  # noqa: F401
     unpack_x_y_sample_weight,
 )
 from jaxtape._src.keras.progbar import Progbar  # noqa: F401
+from jaxtape._src.keras.py_dataset import PyDataset, Sequence  # noqa: F401
 
 from jaxtape._src import missing as _missing
 

@@ -278,6 +278,21 @@ def adapter(method, x, y=None, sample_weight=None, batch_size=None, shuffle=Fals
     """The batches for `x` (arrays, a Dataset or a Python generator), with
     Keras's argument checks. As in Keras, `batch_size` and `shuffle` apply to
     arrays only: a Dataset's or a generator's elements are batches already."""
+    from jaxtape._src.keras.py_dataset import PyDataset, PyDatasetBatches
+
+    if isinstance(x, PyDataset):  # Keras's PyDatasetAdapter
+        for arg, value in (("y", y), ("sample_weight", sample_weight)):
+            if value is not None:
+                raise ValueError(
+                    f"{method}: `{arg}` must not be given when x is a PyDataset; "
+                    "its batches carry (x, y[, sample_weight])."
+                )
+        if class_weight is not None:
+            raise NotImplementedError(
+                f"{method}: `class_weight` with a PyDataset is not supported; "
+                "return (x, y, sample_weight) batches from `__getitem__` instead."
+            )
+        return PyDatasetBatches(x, steps, shuffle)
     if isinstance(x, (Dataset, types.GeneratorType)):
         kind = "Dataset" if isinstance(x, Dataset) else "generator"
         for arg, value in (("y", y), ("sample_weight", sample_weight)):
