@@ -167,7 +167,9 @@ class _GlobalSeeds:
     def __init__(self):
         self.global_seed: int | None = None
         self.generator: Generator | None = None
-        self.op_streams: dict[tuple[int, int], int] = {}
+        # One generator per (global seed, op seed): its state is a Variable,
+        # so inside jaxtape.function each call draws anew, as TF's op does.
+        self.op_streams: dict[tuple[int, int], Generator] = {}
 
     def get_generator(self) -> Generator:
         if self.generator is None:
@@ -183,10 +185,15 @@ class _GlobalSeeds:
             return self.get_generator().make_key()
         g = _DEFAULT_GLOBAL_SEED if self.global_seed is None else self.global_seed
         pair = (int(g), int(seed))
-        count = self.op_streams.get(pair, 0)
-        self.op_streams[pair] = count + 1
-        base = jax.random.key(np.uint32(hash(pair) % (2**32)))
-        return device.place(jax.random.fold_in(base, count))
+        stream = self.op_streams.get(pair)
+        if stream is None:
+            from jaxtape._src.core import context
+            from jaxtape._src.state import scope
+
+            # Process-wide state, made concrete also while a function traces.
+            with context.paused_tapes(), device.device(None), scope.creating_state():
+                stream = self.op_streams[pair] = Generator(hash(pair) % (2**32))
+        return stream.make_key()
 
 
 _seeds = _GlobalSeeds()
@@ -204,7 +211,10 @@ def next_key(seed: int | None = None):
 def set_seed(seed: int | None) -> None:
     """Sets the global random seed; later random ops form a reproducible sequence."""
     _seeds.global_seed = None if seed is None else int(seed)
-    _seeds.op_streams.clear()
+    g = _DEFAULT_GLOBAL_SEED if seed is None else int(seed)
+    for pair, stream in _seeds.op_streams.items():  # (their Variables stay)
+        if pair[0] == g:  # op-seeded streams start again, as TF's
+            stream.reset_from_seed(hash(pair) % (2**32))
     if seed is None:
         _seeds.generator = None
     else:
