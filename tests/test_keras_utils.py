@@ -413,3 +413,87 @@ def test_py_dataset_refuses_bad_batches_and_extra_arguments():
 
     with pytest.warns(UserWarning, match="should call `super"):
         assert NoSuper().workers == 1
+
+
+IMAGES = [
+    (np.arange(4 * 6 * 3).reshape(4, 6, 3), True, "rgb"),
+    (np.arange(4 * 6 * 4).reshape(4, 6, 4) % 256, False, "rgba"),
+    (np.arange(4 * 6 * 1).reshape(4, 6, 1) * 10.0, True, "grayscale"),
+]
+
+
+@pytest.mark.parametrize("x,scale,mode", IMAGES)
+def test_image_round_trip_matches_keras(x, scale, mode, tf, tmp_path):
+    k = tf.keras.utils
+    want_img, got_img = (
+        k.array_to_img(x, scale=scale),
+        utils.array_to_img(x, scale=scale),
+    )
+    assert got_img.mode == want_img.mode
+    np.testing.assert_array_equal(utils.img_to_array(got_img), k.img_to_array(want_img))
+    for fmt in ("channels_first", "channels_last"):
+        a = utils.img_to_array(got_img, data_format=fmt, dtype="uint8")
+        np.testing.assert_array_equal(a, k.img_to_array(want_img, fmt, dtype="uint8"))
+    utils.save_img(tmp_path / "ours.png", x, scale=scale)
+    k.save_img(tmp_path / "theirs.png", x, scale=scale)
+    for kw in (
+        dict(color_mode=mode),
+        dict(color_mode="rgb", target_size=(3, 3), interpolation="bilinear"),
+        dict(color_mode="rgba", target_size=(2, 5), keep_aspect_ratio=True),
+    ):
+        got = utils.img_to_array(utils.load_img(tmp_path / "ours.png", **kw))
+        want = k.img_to_array(k.load_img(tmp_path / "theirs.png", **kw))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_image_errors_match_keras(tf, tmp_path):
+    k = tf.keras.utils
+    k.save_img(tmp_path / "a.png", np.zeros((2, 2, 3)))
+    cases = [
+        (lambda m: m.array_to_img(np.zeros((2, 2))), ValueError),
+        (lambda m: m.array_to_img(np.zeros((2, 2, 2))), ValueError),
+        (lambda m: m.load_img(tmp_path / "a.png", color_mode="cmyk"), ValueError),
+        (
+            lambda m: m.load_img(
+                tmp_path / "a.png", target_size=(3, 3), interpolation="x"
+            ),
+            ValueError,
+        ),  # noqa: E501
+        (lambda m: m.load_img(3), TypeError),
+    ]
+    for case, err in cases:
+        with pytest.raises(err) as want:
+            case(k)
+        with pytest.raises(err) as got:
+            case(utils)
+        assert str(got.value) == str(want.value)
+
+
+def test_get_file_uses_the_cache_checks_hashes_and_fails_clearly_offline(tmp_path):
+    import hashlib
+    import tarfile
+
+    sub = tmp_path / "datasets"
+    sub.mkdir()
+    (sub / "data.txt").write_text("hello")
+    md5 = hashlib.md5(b"hello").hexdigest()
+    sha = hashlib.sha256(b"hello").hexdigest()
+    origin = "http://localhost:9/data.txt"
+    for kw in ({}, {"file_hash": md5}, {"file_hash": sha}, {"md5_hash": md5}):
+        path = utils.get_file("data.txt", origin, cache_dir=tmp_path, **kw)
+        assert path == str(sub / "data.txt")
+    with pytest.raises(Exception, match="URL fetch failure on"):  # noqa: B017
+        utils.get_file("data.txt", origin, cache_dir=tmp_path, file_hash="0" * 32)
+    assert not (sub / "data.txt").exists()  # the stale copy is not kept
+    with pytest.raises(Exception, match="URL fetch failure"):  # noqa: B017
+        utils.get_file(origin=origin, cache_dir=tmp_path)
+    with tarfile.open(sub / "pack.tar.gz", "w:gz") as tar:
+        (tmp_path / "inner.txt").write_text("x")
+        tar.add(tmp_path / "inner.txt", arcname="inner.txt")
+    out = utils.get_file("pack.tar.gz", origin, cache_dir=tmp_path, extract=True)
+    assert out == str(sub / "pack_extracted")
+    assert (sub / "pack_extracted" / "inner.txt").read_text() == "x"
+    with pytest.raises(ValueError, match="origin"):
+        utils.get_file("data.txt")
+    with pytest.raises(NotImplementedError, match="pydot"):
+        utils.plot_model(None)

@@ -12,6 +12,17 @@ from jaxtape._src.keras.dataset_utils import (  # noqa: F401
     split_dataset,
     timeseries_dataset_from_array,
 )
+from jaxtape._src.keras.file_utils import (  # noqa: F401
+    get_file,
+    model_to_dot,
+    plot_model,
+)
+from jaxtape._src.keras.image_utils import (  # noqa: F401
+    array_to_img,
+    img_to_array,
+    load_img,
+    save_img,
+)
 from jaxtape._src.keras.keras_utils import (  # noqa: F401
     clear_session,
     deserialize_keras_object,
