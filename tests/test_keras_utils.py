@@ -497,3 +497,88 @@ def test_get_file_uses_the_cache_checks_hashes_and_fails_clearly_offline(tmp_pat
         utils.get_file("data.txt")
     with pytest.raises(NotImplementedError, match="pydot"):
         utils.plot_model(None)
+
+
+@pytest.fixture
+def class_folders(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for c, cls in enumerate(["cat", "dog"]):
+        (tmp_path / cls / "sub").mkdir(parents=True)
+        for i in range(3):
+            size = (6 + i, 5) if c else (5, 5)
+            pixels = rng.integers(0, 255, (size[1], size[0], 3)).astype("uint8")
+            Image.fromarray(pixels).save(tmp_path / cls / f"{i}.png")
+            (tmp_path / cls / f"{i}.txt").write_text(f"{cls} text {i}")
+        (tmp_path / cls / "sub" / "x.txt").write_text("nested")
+        (tmp_path / cls / "notes.md").write_text("ignored")
+    return tmp_path
+
+
+def _all(ds):
+    return [tuple(np.asarray(p) for p in el) for el in ds]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(), dict(label_mode="categorical", color_mode="grayscale", batch_size=4),
+     dict(label_mode="binary", image_size=(4, 3), interpolation="nearest"),
+     dict(validation_split=0.34, subset="validation", seed=1),
+     dict(class_names=["dog", "cat"], color_mode="rgba")],
+)  # fmt: skip
+def test_image_dataset_from_directory_matches_keras(kwargs, class_folders, tf):
+    kw = dict(image_size=(5, 5), shuffle=False, verbose=False) | kwargs
+    want = tf.keras.utils.image_dataset_from_directory(class_folders, **kw)
+    got = utils.image_dataset_from_directory(class_folders, **kw)
+    assert got.class_names == want.class_names
+    for g, w in zip(_all(got), _all(want), strict=True):
+        for a, b in zip(g, w, strict=True):
+            assert a.shape == b.shape and a.dtype == b.dtype
+            # Pillow's RGB->L conversion can differ by 1 from TF's decoder
+            tol = 1.01 if kw.get("color_mode") == "grayscale" else 1e-3
+            np.testing.assert_allclose(a, b, atol=tol)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(), dict(max_length=4, batch_size=2, label_mode="categorical"),
+     dict(validation_split=0.5, subset="training", seed=3, shuffle=True),
+     dict(labels=None)],
+)  # fmt: skip
+def test_text_dataset_from_directory_matches_keras(kwargs, class_folders, tf):
+    kw = dict(shuffle=False, verbose=False) | kwargs
+    want = tf.keras.utils.text_dataset_from_directory(class_folders, **kw)
+    got = utils.text_dataset_from_directory(class_folders, **kw)
+    if kw.get("shuffle"):  # Keras's buffer shuffle: compare the contents
+        g = sorted(
+            zip(
+                *(np.concatenate(c).tolist() for c in zip(*_all(got), strict=True)),
+                strict=True,
+            )
+        )  # noqa: E501
+        w = sorted(
+            zip(
+                *(np.concatenate(c).tolist() for c in zip(*_all(want), strict=True)),
+                strict=True,
+            )
+        )  # noqa: E501
+        assert g == w
+        return
+    for g, w in zip(_all(got), _all(want), strict=True):
+        for a, b in zip(g, w, strict=True):
+            assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(validation_split=0.2), dict(validation_split=0.2, subset="training"),
+     dict(label_mode="nope"), dict(class_names=["cow"]), dict(labels=[0, 1])],
+)  # fmt: skip
+def test_directory_dataset_errors_match_keras(kwargs, class_folders, tf):
+    kw = dict(verbose=False) | kwargs
+    with pytest.raises(ValueError) as want:
+        tf.keras.utils.text_dataset_from_directory(class_folders, **kw)
+    with pytest.raises(ValueError) as got:
+        utils.text_dataset_from_directory(class_folders, **kw)
+    assert str(got.value)[:40] == str(want.value)[:40]

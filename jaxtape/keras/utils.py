@@ -12,6 +12,10 @@ from jaxtape._src.keras.dataset_utils import (  # noqa: F401
     split_dataset,
     timeseries_dataset_from_array,
 )
+from jaxtape._src.keras.directory_datasets import (  # noqa: F401
+    image_dataset_from_directory,
+    text_dataset_from_directory,
+)
 from jaxtape._src.keras.file_utils import (  # noqa: F401
     get_file,
     model_to_dot,
