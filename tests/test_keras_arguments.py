@@ -560,8 +560,9 @@ ALLOWED_UNUSED = {
 HOOK_PARAMETERS = {"self", "cls"}
 # Methods whose parameters are an interface that subclasses implement (the
 # callbacks' `on_*` hooks, Layer.build/call, Loss.call): the framework passes
-# them, and a default body need not read them.
-HOOK_METHODS = {"build", "call"}
+# them, and a default body need not read them (Layer.compute_mask: Keras 3's
+# default passes the previous mask on).
+HOOK_METHODS = {"build", "call", "compute_mask"}
 
 
 def _is_hook(name: str) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import inspect
 from typing import Any
 
 import jax
@@ -335,8 +336,6 @@ def _takes_training(cell) -> bool:
     if isinstance(cell, Layer):
         return cell._call_takes_training
     try:
-        import inspect
-
         return "training" in inspect.signature(cell.call).parameters
     except (TypeError, ValueError):
         return False
