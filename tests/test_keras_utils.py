@@ -582,3 +582,20 @@ def test_directory_dataset_errors_match_keras(kwargs, class_folders, tf):
     with pytest.raises(ValueError) as got:
         utils.text_dataset_from_directory(class_folders, **kw)
     assert str(got.value)[:40] == str(want.value)[:40]
+
+
+def test_interactive_logging_switch_as_keras(tf, capsys):
+    k = tf.keras.utils
+    for m in (k, utils):
+        assert m.is_interactive_logging_enabled()
+        m.disable_interactive_logging()
+        assert not m.is_interactive_logging_enabled()
+    try:
+        bar = utils.Progbar(2, interval=0)
+        bar.update(1, [("loss", 1.0)])
+        bar.update(2, [("loss", 3.0)])
+        assert capsys.readouterr().out.startswith("2/2 - ")
+    finally:
+        for m in (k, utils):
+            m.enable_interactive_logging()
+    assert utils.is_interactive_logging_enabled()

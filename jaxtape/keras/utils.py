@@ -41,7 +41,12 @@ from jaxtape._src.keras.keras_utils import (  # noqa: F401
     to_categorical,
     unpack_x_y_sample_weight,
 )
-from jaxtape._src.keras.progbar import Progbar  # noqa: F401
+from jaxtape._src.keras.progbar import (  # noqa: F401
+    Progbar,
+    disable_interactive_logging,
+    enable_interactive_logging,
+    is_interactive_logging_enabled,
+)
 from jaxtape._src.keras.py_dataset import PyDataset, Sequence  # noqa: F401
 
 from jaxtape._src import missing as _missing

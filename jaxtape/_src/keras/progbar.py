@@ -10,6 +10,23 @@ from __future__ import annotations
 
 import time
 
+_interactive = [True]  # Keras's global switch for live progress output
+
+
+def enable_interactive_logging():
+    """Progress bars draw live (Keras's default)."""
+    _interactive[0] = True
+
+
+def disable_interactive_logging():
+    """Progress bars print plain lines (for logs), as Keras's switch."""
+    _interactive[0] = False
+
+
+def is_interactive_logging_enabled():
+    """Whether progress bars draw live (`enable_interactive_logging`)."""
+    return _interactive[0]
+
 
 class Progbar:
     """Keras's `Progbar(target, width=20, verbose=1, interval=0.05,
@@ -22,6 +39,9 @@ class Progbar:
     `stateless_metrics`, only the names listed are). `add(n, values)` moves
     it `n` steps on. The last update (`current >= target`) shows each
     averaged name's value of that update, as Keras does.
+
+    With `disable_interactive_logging()`, `verbose=1` prints one plain line
+    when finalized instead of a live bar.
 
     Differences from Keras: the bar is drawn by `rich` (as jaxtape's fit
     progress bar), not with Keras's escape codes; the value texts are Keras's.
@@ -79,7 +99,10 @@ class Progbar:
         if self.verbose == 1:
             if now - self._last_update < self.interval and not finalize:
                 return
-            self._draw(current, now, finalize)
+            if _interactive[0]:
+                self._draw(current, now, finalize)
+            elif finalize:  # no live bar: one plain line, as verbose=2
+                self._console_().print(self._line(current, now))
         elif self.verbose == 2 and finalize:
             self._console_().print(self._line(current, now))
         self._last_update = now
