@@ -599,3 +599,18 @@ def test_interactive_logging_switch_as_keras(tf, capsys):
         for m in (k, utils):
             m.enable_interactive_logging()
     assert utils.is_interactive_logging_enabled()
+
+
+def test_py_dataset_as_validation_data_and_for_predict():
+    data = _make_py_dataset(utils.PyDataset)
+    model = jaxtape.keras.Sequential(
+        [jaxtape.keras.Input((2,)), jaxtape.keras.layers.Dense(1)]
+    )
+    model.compile("sgd", "mse")
+    hist = model.fit(data, validation_data=data, epochs=1, verbose=0)
+    np.testing.assert_allclose(
+        hist.history["val_loss"][0], model.evaluate(data, verbose=0), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        model.predict(data, verbose=0), model.predict(data.x, verbose=0), rtol=1e-6
+    )
