@@ -275,3 +275,25 @@ def test_a_restore_into_an_unbuilt_dict_model_keeps_keras_order(tf, tmp_path):
     assert _paths(fresh) == _paths(_dict_model(tf))
     for a, b in zip(fresh.get_weights(), ours.get_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_keras_file_keeps_arguments_that_layers_take(tmp_path):
+    """A `.keras` file restores channels_first convolutions and regularizers
+    (arguments once dropped on load as Keras-only)."""
+    keras = jt.keras
+    model = keras.Sequential(
+        [
+            keras.Input((3, 8, 8)),
+            keras.layers.Conv2D(4, 3, data_format="channels_first"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2, kernel_regularizer="l2"),
+        ]
+    )
+    x = np.random.default_rng(0).normal(size=(2, 3, 8, 8)).astype("float32")
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    assert loaded.layers[0].data_format == "channels_first"
+    assert len(loaded.losses) == len(model.losses) == 1
+    np.testing.assert_array_equal(
+        loaded.predict(x, verbose=0), model.predict(x, verbose=0)
+    )

@@ -13,6 +13,8 @@ config (`get_config`/`from_config`, `Layer._serialize`).
 
 from __future__ import annotations
 
+import inspect
+
 from jaxtape._src.core import registry
 
 LAYERS = registry.Kind("layer", "keras.layers", snake_case_classes=False)
@@ -56,7 +58,7 @@ def deserialize_layer(entry: dict, custom_objects=None):
     if isinstance(cfg.get("dtype"), dict):  # Keras 3's DTypePolicy
         cfg["dtype"] = cfg["dtype"].get("config", {}).get("name", "float32")
     with registry.CustomObjectScope(custom_objects):
-        return cls.from_config(_strip_keras_only(cfg))
+        return cls.from_config(_strip_keras_only(cls, cfg))
 
 
 # Keras 3 arguments jaxtape's layers do not take: dropped when unset (None or
@@ -92,9 +94,32 @@ _KERAS_ONLY = {
 _ALWAYS_DROPPED = ("quantization_config", "data_format", "renorm_momentum")
 
 
-def _strip_keras_only(cfg: dict) -> dict:
+def _strip_keras_only(cls, cfg: dict) -> dict:
+    """`cfg` without the Keras-only arguments that `cls` does not take (an
+    argument a layer takes is kept: `data_format="channels_first"` must load
+    as saved)."""
+    taken = _init_parameters(cls)
     return {
         k: v
         for k, v in cfg.items()
-        if not (k in _KERAS_ONLY and (v is None or v is False or k in _ALWAYS_DROPPED))
+        if k in taken
+        or not (k in _KERAS_ONLY and (v is None or v is False or k in _ALWAYS_DROPPED))
     }
+
+
+def _init_parameters(cls) -> set:
+    """The argument names the `__init__`s of `cls` and its bases name."""
+    names = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            names.update(
+                n
+                for n, p in inspect.signature(init).parameters.items()
+                if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+            )
+        except (TypeError, ValueError):  # (a builtin's)
+            pass
+    return names
