@@ -278,3 +278,18 @@ def test_fit_with_use_ema_ends_on_the_averages_as_tf_keras(tf):
 
     for a, b in zip(fit(jt), fit(tf)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_optimizer_config_with_a_schedule_round_trips_as_tf_keras(tf):
+    def config(m):
+        schedule = m.keras.optimizers.schedules.CosineDecayRestarts(0.1, 3, t_mul=1.5)
+        return m.keras.optimizers.Lion(schedule, name="opt").get_config()
+
+    theirs = config(tf)
+    _assert_same_config(config(jt), theirs)
+    back = jt.keras.optimizers.Lion.from_config(theirs)
+    assert [float(back.learning_rate)] == pytest.approx([0.1])
+    _assert_same_config(back.get_config(), theirs)
+    theirs["learning_rate"]["class_name"] = "Unknown"
+    with pytest.raises(TypeError, match="Could not locate class 'Unknown'"):
+        jt.keras.optimizers.Lion.from_config(theirs)
