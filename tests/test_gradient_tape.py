@@ -360,3 +360,28 @@ def test_integer_exponents_are_exact_and_static():
         assert g[2] == pytest.approx(3 * 1.5**2 + np.log(2) * 2.0**1.5, rel=1e-6)
     assert (tf.constant(2) ** 3).dtype == tf.int32 and int(tf.constant(2) ** 3) == 8
     assert float(tf.constant(2.0) ** -2) == 0.25
+
+
+def test_gradients_through_an_op_given_none_for_an_optional_input():
+    """`batch_normalization(x, mean, var, offset=None, scale=None)` under a
+    tape: the backward program's cache key takes the None input (a recurring
+    gradient is compiled), and the gradient is jax.grad's."""
+    import jax
+    import jax.numpy as jnp
+
+    x0 = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+
+    def pure(x):
+        y = (x - jnp.mean(x, 0)) * jax.lax.rsqrt(jnp.ones(3, jnp.float32) + 1e-3)
+        return jnp.sum(y * y)
+
+    want = jax.grad(pure)(x0)
+    x = tf.constant(x0)
+    for _ in range(3):  # eager, then compiled on second sight
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.nn.batch_normalization(
+                x, tf.reduce_mean(x, 0), tf.ones([3]), None, None, 1e-3
+            )
+            loss = tf.reduce_sum(y * y)
+        np.testing.assert_allclose(tape.gradient(loss, x).numpy(), want, rtol=1e-5)

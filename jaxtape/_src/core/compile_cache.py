@@ -102,8 +102,8 @@ def abstract_value(v):
     (shape, dtype, weak type) for arrays, tracers and pending values; the type
     for a Python scalar (passed weakly typed); shape and dtype for NumPy."""
     t = type(v)
-    if t is int or t is float or t is complex or t is bool:
-        return t
+    if t is int or t is float or t is complex or t is bool or v is None:
+        return t  # (None: an optional input an op was given as None)
     aval = getattr(v, "aval", None)
     if aval is not None:
         return aval
