@@ -18,6 +18,7 @@ import numpy as np
 
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.data.dataset import Dataset
+from jaxtape._src.keras.py_dataset import PyDataset, PyDatasetBatches
 
 
 def to_numpy(x):
@@ -278,8 +279,6 @@ def adapter(method, x, y=None, sample_weight=None, batch_size=None, shuffle=Fals
     """The batches for `x` (arrays, a Dataset or a Python generator), with
     Keras's argument checks. As in Keras, `batch_size` and `shuffle` apply to
     arrays only: a Dataset's or a generator's elements are batches already."""
-    from jaxtape._src.keras.py_dataset import PyDataset, PyDatasetBatches
-
     if isinstance(x, PyDataset):  # Keras's PyDatasetAdapter
         for arg, value in (("y", y), ("sample_weight", sample_weight)):
             if value is not None:

@@ -19,7 +19,7 @@ from jaxtape._src.keras.data_adapter import to_numpy
 
 def _pil_image():
     try:
-        from PIL import Image
+        from PIL import Image  # lazy: 16 ms
     except ImportError as e:  # pragma: no cover - pillow is a dependency
         raise ImportError(
             "Could not import PIL.Image. The keras.utils image functions need "

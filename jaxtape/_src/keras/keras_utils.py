@@ -21,6 +21,7 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.data.dataset import Dataset
 from jaxtape._src.initializers.initializers import INITIALIZERS
+from jaxtape._src.ops import array_ops
 from jaxtape._src.keras import serialization
 from jaxtape._src.keras.activations import ACTIVATIONS
 from jaxtape._src.keras.data_adapter import (
@@ -49,8 +50,6 @@ def to_categorical(x, num_classes=None):
     `ops.one_hot` of a backend tensor).
     """
     if isinstance(x, Tensor):
-        from jaxtape._src.ops import array_ops
-
         if x.ndim > 1 and x.shape[-1] == 1:
             x = array_ops.reshape(x, tuple(x.shape[:-1]))
         if num_classes is None:
