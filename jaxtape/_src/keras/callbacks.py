@@ -815,15 +815,16 @@ class BackupAndRestore(Callback):
 
 
 class SwapEMAWeights(Callback):
-    """Keras's SwapEMAWeights needs an optimizer with `use_ema=True`, which
-    jaxtape's optimizers do not have yet."""
+    """Keras's SwapEMAWeights (evaluate with the optimizer's moving averages
+    of the weights) is not implemented in jaxtape yet; the optimizers'
+    `use_ema` and `finalize_variable_values` are."""
 
     def __init__(self, swap_on_epoch=False):
         super().__init__()
         raise NotImplementedError(
-            f"SwapEMAWeights(swap_on_epoch={swap_on_epoch}): optimizers with "
-            "`use_ema=True` (exponential moving averages of the weights) are not "
-            "implemented in jaxtape yet."
+            f"SwapEMAWeights(swap_on_epoch={swap_on_epoch}) is not implemented in "
+            "jaxtape yet; an optimizer with `use_ema=True` sets the moving averages "
+            "into the model at the end of `fit` (`finalize_variable_values`)."
         )
 
 
