@@ -792,10 +792,6 @@ ERRORS: dict[str, tuple[Callable, tuple]] = {
         lambda m, x: m.sequence_mask(x, [[3]]),
         (np.asarray([1, 2], I32),),
     ),
-    "conv2d_transpose_bad_output_shape": (
-        lambda m, x, k: m.nn.conv2d_transpose(x, k, [2, 9, 9, 3], [2, 2], "SAME"),
-        (f(2, 3, 3, 4), f(3, 3, 3, 4)),
-    ),
     "depth_to_space_depth_not_divisible": (
         lambda m, x: m.nn.depth_to_space(x, 2),
         (f(1, 2, 2, 3),),
