@@ -385,3 +385,30 @@ def test_gradients_through_an_op_given_none_for_an_optional_input():
             )
             loss = tf.reduce_sum(y * y)
         np.testing.assert_allclose(tape.gradient(loss, x).numpy(), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("which", ["cholesky", "eigh"])
+def test_cholesky_and_eigh_gradients_are_tfs(which):
+    """TF's gradient conventions for a symmetric input: Cholesky's gradient is
+    symmetric, eigh's lives on the lower triangle (the one it reads); both
+    have the same symmetric part as JAX's, but a training step applies the
+    gradient itself, so it must be TF's."""
+    tf_real = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(4, 4)).astype(np.float32)
+    a0 = m @ m.T + 4 * np.eye(4, dtype=np.float32)
+    w = rng.normal(size=(4, 4)).astype(np.float32)
+
+    def grad(mod):
+        a = mod.Variable(a0)
+        with mod.GradientTape() as tape:
+            if which == "cholesky":
+                loss = mod.reduce_sum(mod.linalg.cholesky(a) * w)
+            else:
+                e, v = mod.linalg.eigh(a)
+                loss = mod.reduce_sum(e * w[0]) + mod.reduce_sum(mod.abs(v) * w)
+        return tape.gradient(loss, a).numpy()
+
+    want = grad(tf_real)
+    for _ in range(2):  # eager, then the compiled backward
+        np.testing.assert_allclose(grad(tf), want, rtol=1e-4, atol=1e-5)

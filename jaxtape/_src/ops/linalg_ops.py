@@ -173,6 +173,50 @@ def _check_rhs(op_name, matrix, rhs, same_rank=False):
         )
 
 
+def _adjoint(t):
+    return jnp.conj(jnp.swapaxes(t, -1, -2))
+
+
+@jax.custom_jvp
+def _cholesky_lower(a):
+    return lax.linalg.cholesky(a, symmetrize_input=False)
+
+
+@_cholesky_lower.defjvp
+def _cholesky_jvp(primals, tangents):
+    # TF's gradient of a Cholesky factor is symmetric (CholeskyGrad): the
+    # tangent is symmetrized, so the VJP is (g + g^H) / 2.
+    (a,), (t,) = primals, tangents
+    return jax.jvp(_cholesky_lower_raw, (a,), ((t + _adjoint(t)) / 2,))
+
+
+def _cholesky_lower_raw(a):
+    return lax.linalg.cholesky(a, symmetrize_input=False)
+
+
+@jax.custom_jvp
+def _eigh_lower(a):
+    v, w = lax.linalg.eigh(a, lower=True, symmetrize_input=False)
+    return v, w
+
+
+@_eigh_lower.defjvp
+def _eigh_jvp(primals, tangents):
+    # TF reads the lower triangle only, and so does its gradient
+    # (SelfAdjointEigV2's: lower triangle, zero above the diagonal): the
+    # tangent is the Hermitian matrix built from the tangent's lower triangle.
+    (a,), (t,) = primals, tangents
+    low = jnp.tril(t, -1)
+    diag = jnp.tril(jnp.triu(t))
+    full = low + _adjoint(low) + diag
+    return jax.jvp(_eigh_lower_raw, (a,), (full,))
+
+
+def _eigh_lower_raw(a):
+    v, w = lax.linalg.eigh(a, lower=True, symmetrize_input=False)
+    return v, w
+
+
 @op("Cholesky", jit=True)
 def cholesky(input, name=None):  # noqa: A002
     """Lower-triangular Cholesky factor of a symmetric positive-definite matrix.
@@ -185,7 +229,7 @@ def cholesky(input, name=None):  # noqa: A002
       whatever memory held.
     """
     _check_matrix("Cholesky", input)
-    return lax.linalg.cholesky(input, symmetrize_input=False)
+    return _cholesky_lower(input)
 
 
 @op("MatrixTriangularSolve", same_dtype=True, jit=True)
@@ -262,7 +306,7 @@ def eigh(tensor, name=None):
     input's dtype (complex for a complex input).
     """
     _check_matrix("SelfAdjointEigV2", tensor)
-    v, w = lax.linalg.eigh(tensor, lower=True, symmetrize_input=False)
+    v, w = _eigh_lower(tensor)
     return w.astype(tensor.dtype), v
 
 
