@@ -36,8 +36,13 @@ def rss_mb():
     with open('/proc/self/statm') as f:
         return int(f.read().split()[1]) * 4096 / 2**20
 def peak_mb():
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM is this process's own high-water mark; getrusage's ru_maxrss
+    # is not reset by exec, so it would report the parent's size at fork
+    # (an xdist worker's, after hundreds of tests).
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1]) / 1024
 """
 
 
