@@ -873,6 +873,134 @@ def test_py_function_reads_variables_at_run_time(tf):
     assert _both(tf, run) == ([10.0, 6.0], [10.0, 6.0])
 
 
+def test_py_function_on_other_state_runs_as_tfs(tf):
+    # A py_function may assign a Variable the program does not use, and read
+    # one the program only reads, on every call as in TF.
+    def run(m):
+        v, w = m.Variable(2.0), m.Variable(0.0)
+
+        def bump(a):
+            w.assign_add(a * v)
+            return m.constant(0.0)
+
+        @m.function
+        def f(x):
+            m.py_function(bump, [x], m.float32)
+            return x * v
+
+        return [float(f(m.constant(t))) for t in (1.0, 2.0, 3.0)] + [float(w)]
+
+    assert _both(tf, run) == ([2.0, 4.0, 6.0, 12.0], [2.0, 4.0, 6.0, 12.0])
+
+
+@pytest.mark.parametrize("shapes", [False, True])  # func run at trace time or not
+@pytest.mark.parametrize("access", ["assigns", "reads"])
+def test_py_function_on_the_programs_own_state_is_not_silently_wrong(shapes, access):
+    # TF runs both on one Variable in program order; a compiled program holds
+    # its Variables until it ends, so jaxtape refuses rather than lose the
+    # update (TF: 11, 22, 33 for `assigns`).
+    m = jaxtape
+    v = m.Variable(0.0, name="shared")
+
+    def host():
+        if access == "assigns":
+            v.assign_add(10.0)
+        return m.constant(float(v) if access == "reads" else 0.0)
+
+    tout = m.TensorSpec([], m.float32) if shapes else m.float32
+
+    @m.function
+    def f():
+        v.assign_add(1.0)
+        m.py_function(host, [], tout)
+        return v + 0.0
+
+    for _ in range(2):  # the first call (traced) and a later one
+        with pytest.raises(NotImplementedError, match=r"(assigns|reads) Variable 'sha"):
+            f()
+
+
+def test_run_functions_eagerly_calls_the_python_function(tf):
+    def run(m):
+        seen = []
+
+        @m.function
+        def f(x):
+            seen.append(type(x.numpy()).__name__)  # only eagerly
+            return x * 2
+
+        m.config.run_functions_eagerly(True)
+        try:
+            flags = [m.config.functions_run_eagerly()]
+            out = [float(f(m.constant(t))) for t in (1.0, 2.0)]
+        finally:
+            m.config.run_functions_eagerly(False)
+        return flags + [m.config.functions_run_eagerly()], out, seen
+
+    want, got = _both(tf, run)
+    assert want == got == ([True, False], [2.0, 4.0], ["float32", "float32"])
+
+
+def _sizes_from_shape(m):
+    # Keras's positional-embedding idiom: sizes read with `shape` inside a
+    # function are known values there (TF: symbolic; jaxtape: static).
+    @m.function
+    def f(x):
+        n = m.shape(x)[-1]
+        pos = m.cast(m.range(n), m.float32)
+        flat = m.reshape(x, [m.shape(x)[0], -1])
+        twice = m.ones([m.shape(x)[0] * 2])
+        return x + pos, flat, twice
+
+    bodies = []
+
+    @m.function
+    def g(x):  # loops and branches on them are staged, as TF's AutoGraph does
+        s = 0.0
+        for i in m.range(m.shape(x)[0]):
+            bodies.append(1)  # traced once, not once per element
+            s += x[i]
+        if m.shape(x)[0] > 2:
+            s = s * 10.0
+        i = m.constant(0)
+        while i < 3 * m.size(x):
+            i += 1
+            bodies.append(2)
+        return s, i
+
+    out = f(m.reshape(m.range(6.0), [2, 3]))
+    looped = [float(t) for t in g(m.ones([5]))]
+    return (
+        [t.numpy().tolist() for t in out],
+        f.experimental_get_tracing_count(),
+        looped,
+        bodies,
+    )
+
+
+def test_sizes_read_with_shape_inside_a_function_work_as_in_tf(tf):
+    want, got = _both(tf, _sizes_from_shape)
+    assert want == got
+
+
+def test_constant_folding_leaves_state_and_random_ops_live():
+    # Folding applies to small known values only: Variables, random draws
+    # and large results stay in the program and change per call.
+    v = jaxtape.Variable([1.0, 2.0])
+
+    @jaxtape.function
+    def f():
+        big = jaxtape.zeros([jaxtape.shape(v)[0] * 100]) + 1.0
+        return v * 2.0, jaxtape.random.uniform([2]), jaxtape.reduce_sum(big)
+
+    a, r1, s = f()
+    v.assign([3.0, 4.0])
+    b, r2, _ = f()
+    assert a.numpy().tolist() == [2.0, 4.0] and b.numpy().tolist() == [6.0, 8.0]
+    assert not np.array_equal(r1.numpy(), r2.numpy())
+    assert float(s) == 200.0
+
+
 def test_function_takes_tfs_arguments_and_refuses_others(tf):
     def run(m):
         return [

@@ -10,6 +10,10 @@ from jaxtape._src.core.device import (
     set_soft_device_placement,
     set_visible_devices,
 )
+from jaxtape._src.function.function import (
+    functions_run_eagerly,
+    run_functions_eagerly,
+)
 from jaxtape.config import experimental, threading
 
 from jaxtape._src import missing as _missing

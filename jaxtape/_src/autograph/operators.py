@@ -78,6 +78,16 @@ def _tensor(x):
 
 
 def _is_traced(x) -> bool:
+    """Whether `x` is a Tensor of the trace: traced, or a known value derived
+    from static shapes (TF's are symbolic: loops over them are staged)."""
+    t = _tensor(x)
+    if t is None:
+        return False
+    v = t._value
+    return isinstance(v, jax.core.Tracer) or id(v) in context.state.static
+
+
+def _is_tracer(x) -> bool:
     t = _tensor(x)
     return t is not None and isinstance(t._value, jax.core.Tracer)
 
@@ -565,7 +575,7 @@ def jaxtape_range(start, limit=None, delta=1, dtype=None, name="range"):
     """`jaxtape.range` as converted code calls it."""
     if limit is None:
         start, limit = 0, start
-    if any(_is_traced(a) for a in (start, limit, delta)):
+    if any(_is_tracer(a) for a in (start, limit, delta)):
         return DynamicRange(start, limit, delta, dtype)
     tensor = creation_ops.range(start, limit, delta, dtype=dtype)
     _ranges.last = (tensor, start, limit, delta)

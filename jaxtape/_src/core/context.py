@@ -24,6 +24,10 @@ class _State(threading.local):
         self.device_spec: str | None = None
         self.init_scope_depth = 0
         self.function_depth = 0  # > 0 while jaxtape.function traces
+        # While it traces: values derived from static shapes (`shape(x)`, and
+        # small ops on them), id -> array; known values, folded by the
+        # dispatcher and staged by AutoGraph as TF's symbolic ones.
+        self.static: dict[int, Any] = {}
 
 
 state = _State()
@@ -81,6 +85,18 @@ def _eager_scope():
         state.function_depth = saved
 
 
+def mark_static(value: Any) -> Any:
+    """Notes `value` (an array) as derived from static shapes while
+    jaxtape.function traces (`state.static`); returns it."""
+    if state.function_depth:
+        state.static[id(value)] = value
+    return value
+
+
+def _no_scope(name: str) -> contextlib.AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
 class Hooks:
     """Functions installed by upper layers; defaults keep L0/L1 usable alone."""
 
@@ -107,6 +123,10 @@ class Hooks:
         # jaxtape.function traces (TF's `tf.init_scope`); the state layer
         # installs it (it also lifts Variables out of the trace).
         self.init_scope: Callable[[], Any] = _eager_scope
+        # `py_function_scope(name)`: a context around every run of a
+        # py_function's `func` (Variables a compiled program holds); the
+        # function layer installs it.
+        self.py_function_scope: Callable[[str], Any] = _no_scope
 
 
 hooks = Hooks()

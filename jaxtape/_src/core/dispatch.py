@@ -511,7 +511,10 @@ def dispatch(info: OpInfo, args: Sequence[Any], params: tuple) -> Any:
             checks.run(info.check, vals, params)
     if _state.device is not None:
         vals = [_placed(v) for v in vals]
-    out = device.run(info.eager, vals, params)
+    if _state.static and _state.function_depth and _foldable(vals):
+        out = _folded(info, vals, params)
+    else:
+        out = device.run(info.eager, vals, params)
     if not tapes:
         if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
             return _wrap(out)
@@ -520,6 +523,38 @@ def dispatch(info: OpInfo, args: Sequence[Any], params: tuple) -> Any:
     for tape in tapes:
         tape._record(info, params, objs, out)
     return out
+
+
+# -- trace-time constant folding ------------------------------------------------
+# While jaxtape.function traces, sizes are static (JAX's shapes are), so
+# `shape(x)` is a known value there; a small op on such values with no traced
+# input is computed at once (and is one too), as TF's graph optimizer folds
+# constants: `range(shape(x)[-1])`, `zeros([shape(x)[0], n])` and
+# `reshape(y, [shape(x)[0], -1])` work as under TF. Values from `constant`
+# are not folded, so `while i < n` over them stays a staged loop.
+_FOLD_MAX = 64  # elements, of each input and of the output
+
+
+def _foldable(vals) -> bool:
+    static = _state.static
+    derived = False
+    for v in vals:
+        if isinstance(v, jax.core.Tracer) or getattr(v, "size", 1) > _FOLD_MAX:
+            return False
+        derived = derived or id(v) in static
+    return derived
+
+
+def _folded(info: OpInfo, vals, params):
+    with jax.ensure_compile_time_eval():
+        out = device.run(info.eager, vals, params)
+    leaves = jax.tree.leaves(out)
+    if all(getattr(o, "size", _FOLD_MAX + 1) <= _FOLD_MAX for o in leaves):
+        for o in leaves:
+            context.mark_static(o)
+        return out
+    # A large result (`zeros(shape)`) stays in the program, not a constant.
+    return device.run(info.eager, vals, params)
 
 
 def dispatch_raw(info: OpInfo, objs: list, params: tuple):

@@ -93,6 +93,26 @@ def install_autograph(convert) -> None:
     _autograph_converter = convert
 
 
+class _Eagerly:
+    on = False  # TF's `tf.config.run_functions_eagerly`
+
+
+_eagerly = _Eagerly()
+
+
+def run_functions_eagerly(run_eagerly: bool) -> None:
+    """Makes every `jaxtape.function` call its Python function directly, op by
+    op, instead of running its compiled program (TF's
+    `tf.config.run_functions_eagerly`, for debugging)."""
+    _eagerly.on = bool(run_eagerly)
+
+
+def functions_run_eagerly() -> bool:
+    """Whether `run_functions_eagerly(True)` is in effect (TF's
+    `tf.config.functions_run_eagerly`)."""
+    return _eagerly.on
+
+
 class Function:
     """A Python function compiled with `jax.jit`, with TF's `tf.function` API.
 
@@ -258,6 +278,8 @@ class Function:
         return tuple(key), leaves
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _eagerly.on:  # `jaxtape.config.run_functions_eagerly(True)`
+            return self._fn(*args, **kwargs)
         if inside_function():  # a compiled function called while tracing: inline
             return self._traced_function()(*args, **kwargs)
         fast = self._fast_key(args, kwargs)

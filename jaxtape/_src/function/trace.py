@@ -29,7 +29,7 @@ from jaxtape._src.core.tensor import (
     tree_flatten,
 )
 from jaxtape._src.function import probe as _probe
-from jaxtape._src.function import specialize
+from jaxtape._src.function import shared_state, specialize
 from jaxtape._src.function.concrete import OUT_ARRAY as _ARRAY
 from jaxtape._src.function.concrete import OUT_TENSOR as _TENSOR
 from jaxtape._src.ops import script_ops
@@ -78,6 +78,10 @@ class _Trace:
         # where their unknown sizes sit; None for a trace of concrete shapes.
         self.poly = poly
         self.before_call: list[Callable[[], None]] = []  # `before_each_call`
+        # py_function runs while tracing (`shared_state`), and whether the
+        # program calls py_functions (`settle`): their Variables are held.
+        self.host_runs: list = []
+        self.callbacks = False
         self.poly_failed = False  # a size it could not be specialized to
         self.key: Any = None  # the trace's key (`signature`), set by Function
         self.signature: Any = None  # (args, kwargs) as TF prints them
@@ -131,12 +135,14 @@ class _Trace:
             frame = getattr(getattr(first, "_trace", None), "frame", None)
             _probe.current.current = (self, frame, *probe[2:])
         _traces.stack.append(self)
+        self.host_runs = []
         try:
             with context.paused_tapes(), _tracing():
                 with _scope.state_scope(pairs, _scope.RecordingScope) as scope:
                     out = self.fn(*args, **kwargs)
         finally:
             _traces.stack.pop()
+        shared_state.check_trace(self.host_runs, scope.read, scope.written)
         self.traced = True
         self.misses = {k: v for k, v in scope.misses.items()}
         self.used = set(scope.read) | set(scope.written)
@@ -214,6 +220,7 @@ class _Trace:
                 keep.append(i)
         closed, n_all, n_keep = traced.jaxpr, len(self.lifted), len(keep)
         self.closed = closed
+        self.callbacks = shared_state.calls_host(closed.jaxpr)
         n_error = n_pred = 0
         if self.checked:
             n_error, n_pred, self.error_tree = checks.error_layout(traced.out_info[0])
@@ -279,10 +286,14 @@ class _Trace:
             hook()
         with state_lock:
             try:
-                if objs is not None:
-                    values, new_state, failed = self._call_recorded(objs)
-                else:
-                    values, new_state, failed = self._call(leaves)
+                if not self.callbacks:
+                    values, new_state, failed = self._run(leaves, objs)
+                else:  # its py_functions must not share its Variables
+                    variables = [r() for r in self.lifted]
+                    written = {id(variables[i]) for i in self.written}
+                    with shared_state.holding(variables, written):
+                        values, new_state, failed = self._run(leaves, objs)
+                        jax.block_until_ready((values, new_state))
             except jax.errors.JaxRuntimeError as e:  # a py_function failed?
                 script_ops.raise_failure(e)
                 raise
@@ -294,6 +305,11 @@ class _Trace:
             if not later and np.asarray(failed):
                 self.diagnose(leaves)
         return out
+
+    def _run(self, leaves, objs):
+        if objs is not None:
+            return self._call_recorded(objs)
+        return self._call(leaves)
 
     def _call(self, leaves):
         """Runs the program, donating the written state nobody else has seen.
@@ -322,7 +338,10 @@ class _Trace:
                 for i in self.written:
                     if not variables[i]._fresh:
                         fresh = False
-        program = self._donating if self.written and fresh else self._plain
+        # (No donation when py_functions run: one that fails leaves the
+        # state as it was.)
+        donate = self.written and fresh and not self.callbacks
+        program = self._donating if donate else self._plain
         out = program(*var_vals, *leaves)
         n_values = self.n_values
         if not self.has_checks:
@@ -423,6 +442,8 @@ class _tracing:  # noqa: N801
 
     def __exit__(self, *exc):
         context.state.function_depth -= 1
+        if not context.state.function_depth:
+            context.state.static.clear()
         return False
 
 

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import dtypes, errors
+from jaxtape._src.core import context, dtypes, errors
 from jaxtape._src.core.dispatch import _tf_name, op, to_value
 from jaxtape._src.ops.math_ops import (
     K_FLOAT,
@@ -373,19 +373,24 @@ def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
     # A known shape is a concrete value even while jaxtape.function traces, so
     # that `jaxtape.zeros(jaxtape.shape(x))` works there as in TF.
     with jax.ensure_compile_time_eval():
-        return jnp.asarray(np.asarray(dims), out)
+        return context.mark_static(jnp.asarray(np.asarray(dims), out))
 
 
 @op("Size", differentiable=False)
 def size(input, out_type=dtypes.int32, name=None):  # noqa: A002
     """The number of elements of a tensor, as a scalar integer tensor."""
-    return jnp.asarray(np.size(input), dtypes.np_dtype(out_type))
+    n = np.size(input)
+    if type(n) is not int:  # symbolic sizes (jaxtape.function)
+        return jnp.asarray(n, dtypes.np_dtype(out_type))
+    with jax.ensure_compile_time_eval():
+        return context.mark_static(jnp.asarray(n, dtypes.np_dtype(out_type)))
 
 
 @op("Rank", differentiable=False)
 def rank(input, name=None):  # noqa: A002
     """The rank of a tensor, as a scalar int32 tensor."""
-    return jnp.asarray(np.ndim(input), np.int32)
+    with jax.ensure_compile_time_eval():
+        return context.mark_static(jnp.asarray(np.ndim(input), np.int32))
 
 
 @op("ZerosLike", differentiable=False)

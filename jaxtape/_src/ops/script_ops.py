@@ -258,7 +258,9 @@ class _HostCall:
 
     def run(self, arrays) -> list:
         try:
-            with context.paused_tapes():  # the user's tapes never see these ops
+            # (The user's tapes never see these ops; Variables that the
+            # running program holds are not shared: `function/shared_state`.)
+            with context.paused_tapes(), context.hooks.py_function_scope(self.name):
                 if self.numpy:
                     out = self.func(*[np.asarray(a) for a in arrays])
                     outs = _as_list(out, len(self.specs), self.name)
@@ -396,7 +398,7 @@ def raise_failure(error: Exception) -> None:
     failure = take_failure()
     if failure is None:
         raise error
-    if isinstance(failure, errors.OpError):
+    if isinstance(failure, (errors.OpError, NotImplementedError)):
         raise failure from error
     raise errors.invalid_argument(
         f"{type(failure).__name__}: {failure}", "EagerPyFunc"
