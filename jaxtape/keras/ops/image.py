@@ -1,0 +1,5 @@
+"""`jaxtape.keras.ops.image` (Keras 3's `keras.ops.image`): re-exports only."""
+
+from jaxtape._src import missing as _missing
+
+__getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so
