@@ -18,6 +18,25 @@ from jaxtape._src.ops.image_ops import (  # noqa: F401
     total_variation,
     transpose,
 )
+from jaxtape._src.ops.image_color_ops import (  # noqa: F401
+    adjust_brightness,
+    adjust_contrast,
+    adjust_gamma,
+    adjust_hue,
+    adjust_saturation,
+    grayscale_to_rgb,
+    hsv_to_rgb,
+    per_image_standardization,
+    psnr,
+    rgb_to_grayscale,
+    rgb_to_hsv,
+    rgb_to_yiq,
+    rgb_to_yuv,
+    ssim,
+    ssim_multiscale,
+    yiq_to_rgb,
+    yuv_to_rgb,
+)
 
 from jaxtape._src import missing as _missing
 
