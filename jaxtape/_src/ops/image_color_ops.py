@@ -527,14 +527,16 @@ def _ms_pool(x):
 @op("MSSSIM", inputs=("img1", "img2", "max_val"))
 def _ssim_multiscale(img1, img2, max_val, powers, size, sigma, k1, k2):
     x, y = jnp.broadcast_arrays(img1, img2)
+    sig = jnp.float32(sigma)
     mcs = []
-    val = None
-    for k in range(len(powers)):
+    for k in range(len(powers) - 1):
         if k > 0:
             x, y = _ms_pool(x), _ms_pool(y)
-        val, cs = _ssim_per_channel(x, y, max_val, size, jnp.float32(sigma), k1, k2)
+        _, cs = _ssim_per_channel(x, y, max_val, size, sig, k1, k2)
         mcs.append(jnp.maximum(cs, 0))
-    mcs.pop()
+    if len(powers) > 1:
+        x, y = _ms_pool(x), _ms_pool(y)
+    val, _ = _ssim_per_channel(x, y, max_val, size, sig, k1, k2)
     stack = jnp.stack([*mcs, jnp.maximum(val, 0)], axis=-1)
     ms = jnp.prod(stack ** jnp.asarray(powers, jnp.float32), axis=-1)
     return jnp.mean(ms, axis=-1)
