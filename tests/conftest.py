@@ -9,6 +9,12 @@ import pytest
 
 _REPO = pathlib.Path(__file__).resolve().parent.parent
 
+# TF picks its CPU kernels by the machine: oneDNN's where the CPU has AVX-512,
+# Eigen's elsewhere, and their errors differ (a scalar softmax is AbortedError
+# in one, InvalidArgumentError in the other). The oracle uses oneDNN's on
+# every machine, so that a parity test means the same thing everywhere.
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
 
 @pytest.fixture(scope="session")
 def tf():

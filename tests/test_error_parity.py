@@ -632,12 +632,60 @@ CASES = {
     "sequential_add_a_number": _row(
         lambda m: m.keras.Sequential().add(1), "Only instances of `keras.Layer`"
     ),
+    # -- segment ids and scatter indices ---------------------------------------------
+    **{
+        f"unsorted_segment_{kind}_{where}_{ids}": _row(
+            lambda m, k=kind, w=where, i=ids: (
+                m.function(_segment(m, k)) if w == "compiled" else _segment(m, k)
+            )(m.constant([1.0, 2.0, 3.0]), m.constant(i))
+        )
+        for kind in ("sum", "max", "mean", "sqrt_n")
+        for where in ("eager", "compiled")
+        for ids in ([0, 2, 1], [0, -1, 1])  # out of range; negative (dropped)
+    },
+    "scatter_constant_indices_out_of_range_compiled": _row(
+        lambda m: m.function(lambda x: m.tensor_scatter_nd_update(x, [[3]], [1.0]))(
+            m.zeros([2])
+        )
+    ),
+    # -- a Variable's sparse updates ---------------------------------------------------
+    "variable_scatter_updates": _row(
+        lambda m: [
+            m.convert_to_tensor(v)
+            for v in _scattered(m.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), m)
+        ]
+    ),
+    "variable_scatter_needs_indexed_slices": _row(
+        lambda m: m.Variable([1.0]).scatter_update([1.0]), "IndexedSlices"
+    ),
+    "variable_scatter_nd_out_of_range": _row(
+        lambda m: m.Variable([1.0, 2.0]).scatter_nd_update([[3]], [5.0])
+    ),
+    "variable_sparse_read_out_of_range": _row(
+        lambda m: m.Variable([1.0, 2.0]).sparse_read([3])
+    ),
     # -- control flow ----------------------------------------------------------------
     "cond_without_branches": _row(lambda m: m.cond(True), "true_fn"),
     "cond_without_false_fn": _row(
         lambda m: m.cond(True, lambda: m.constant(1.0)), "false_fn"
     ),
 }
+
+
+def _segment(m, kind):
+    return lambda data, ids: getattr(m.math, f"unsorted_segment_{kind}")(data, ids, 2)
+
+
+def _scattered(v, m):
+    rows = m.IndexedSlices(m.constant([[2.0, 2.0], [3.0, 3.0]]), m.constant([2, 2]))
+    yield v.scatter_update(m.IndexedSlices(m.constant([[9.0, 9.0]]), m.constant([0])))
+    for method in ("add", "sub", "mul", "div", "max", "min"):
+        yield getattr(v, f"scatter_{method}")(rows)
+    yield v.scatter_nd_update([[0, 1]], [7.0])
+    yield v.scatter_nd_add([[1, 0], [1, 0]], [1.0, 2.0])
+    yield v.scatter_nd_sub([[2]], [[1.0, 1.0]])
+    yield v.sparse_read([2, 0])
+    yield v.gather_nd([[1, 1]])
 
 
 def _run(fn, module):

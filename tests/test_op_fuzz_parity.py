@@ -342,7 +342,8 @@ def linalg_square(path, **kwargs):
         zeros=lambda m: f(m)(C(m, np.zeros((2, 2), np.float32)), **_kw(m, kwargs)),
         nan=lambda m: f(m)(C(m, np.full((2, 2), np.nan, np.float32)), **_kw(m, kwargs)),
         empty=lambda m: f(m)(C(m, np.zeros((0, 0), np.float32)), **_kw(m, kwargs)),
-        not_square=lambda m: f(m)(C(m, np.ones((2, 3), np.float32)), **_kw(m, kwargs)),
+        # (full rank: a rank-1 matrix's singular vectors are not unique)
+        not_square=lambda m: f(m)(C(m, SQ[:2]), **_kw(m, kwargs)),
         vector=lambda m: f(m)(C(m, np.ones((3,), np.float32)), **_kw(m, kwargs)),
         int32=lambda m: f(m)(C(m, np.eye(2, dtype=np.int32)), **_kw(m, kwargs)),
     )

@@ -51,6 +51,9 @@ def run(check, vals, params) -> None:
     for v in vals:
         if isinstance(v, jax.core.Tracer):
             if _state.function_depth and compiled_checks:
+                # NumPy constants become jnp arrays: indexing them with the
+                # traced position of a failure needs JAX's indexing.
+                vals = [jnp.asarray(x) if type(x) is np.ndarray else x for x in vals]
                 check(jnp, *vals, *params)
             return
     check(np, *vals, *params)

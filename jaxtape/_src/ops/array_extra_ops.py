@@ -482,6 +482,9 @@ def tensor_scatter_nd_min(tensor, indices, updates, name=None):
 
 
 _scatter_sub = _tensor_scatter("TensorScatterSub", "sub")
+# Variable.scatter_mul/scatter_div (TF has no tensor_scatter_nd_* for them).
+scatter_nd_mul = _tensor_scatter("ResourceScatterMul", "multiply")
+scatter_nd_div = _tensor_scatter("ResourceScatterDiv", "divide")
 _scatter_max = _tensor_scatter("TensorScatterMax", "max")
 _scatter_min = _tensor_scatter("TensorScatterMin", "min")
 

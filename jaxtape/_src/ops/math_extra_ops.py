@@ -738,7 +738,25 @@ def _highest(dtype):
     return np.iinfo(dt).max if dt.kind in "iu" else jnp.finfo(dt).max
 
 
-@op("Segment", inputs=("data", "segment_ids"))
+def _check_segment_ids(xp, data, segment_ids, kind, num, sorted_):
+    """TF's check of unsorted segment ids: each below `num_segments` (negative
+    ids are dropped; sorted ones decide the number of segments)."""
+    if sorted_:
+        return
+    ids = checks.host(segment_ids) if xp is np else segment_ids
+    # mean and sqrt_n are TF sums underneath: its message names that op.
+    tf_kind = kind if kind in ("max", "min", "prod") else "sum"
+    checks.require(
+        xp,
+        ids >= num,
+        "UnsortedSegment" + tf_kind.capitalize(),
+        f"segment_ids{checks.index_text(ids.ndim)} = {{}} is out of range [0, {num})",
+        *checks.position(ids.shape),
+        lambda xp, p: xp.reshape(ids, (-1,))[p],
+    )
+
+
+@op("Segment", inputs=("data", "segment_ids"), check=_check_segment_ids)
 def _segment(data, segment_ids, kind, num, sorted_):
     return _segment_body(kind, data, segment_ids, num, sorted_)
 

@@ -29,7 +29,7 @@ from jaxtape._src.core.tensor import (
     TensorShape,
     device_string,
 )
-from jaxtape._src.ops import tensor_methods
+from jaxtape._src.ops import array_extra_ops, array_ops, misc_ops, tensor_methods
 from jaxtape._src.state import scope as _scope
 
 if TYPE_CHECKING:
@@ -312,6 +312,72 @@ class Variable(TensorOperators):
         with state_lock:
             self._write(self._read_raw() - checked)
         return self if read_value else None
+
+    # -- sparse updates (TF's ResourceScatter* ops) --------------------------------
+    def scatter_update(self, sparse_delta, use_locking=False, name=None) -> Variable:
+        """Sets the rows `sparse_delta.indices` to `sparse_delta.values`."""
+        return self._scatter(array_ops.tensor_scatter_nd_update, sparse_delta)
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None) -> Variable:
+        """Adds `sparse_delta.values` to the rows `sparse_delta.indices`."""
+        return self._scatter(array_ops.tensor_scatter_nd_add, sparse_delta)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None) -> Variable:
+        """Subtracts `sparse_delta.values` from the rows `sparse_delta.indices`."""
+        return self._scatter(array_extra_ops.tensor_scatter_nd_sub, sparse_delta)
+
+    def scatter_mul(self, sparse_delta, use_locking=False, name=None) -> Variable:
+        """Multiplies the rows `sparse_delta.indices` by `sparse_delta.values`."""
+        return self._scatter(array_extra_ops.scatter_nd_mul, sparse_delta)
+
+    def scatter_div(self, sparse_delta, use_locking=False, name=None) -> Variable:
+        """Divides the rows `sparse_delta.indices` by `sparse_delta.values`."""
+        return self._scatter(array_extra_ops.scatter_nd_div, sparse_delta)
+
+    def scatter_max(self, sparse_delta, use_locking=False, name=None) -> Variable:
+        """The element-wise max of the rows `sparse_delta.indices` and the values."""
+        return self._scatter(array_extra_ops.tensor_scatter_nd_max, sparse_delta)
+
+    def scatter_min(self, sparse_delta, use_locking=False, name=None) -> Variable:
+        """The element-wise min of the rows `sparse_delta.indices` and the values."""
+        return self._scatter(array_extra_ops.tensor_scatter_nd_min, sparse_delta)
+
+    def scatter_nd_update(self, indices, updates, name=None) -> Variable:
+        """Sets the elements or slices at the index tuples `indices`."""
+        return self._update(array_ops.tensor_scatter_nd_update, indices, updates)
+
+    def scatter_nd_add(self, indices, updates, name=None) -> Variable:
+        """Adds `updates` at the index tuples `indices`."""
+        return self._update(array_ops.tensor_scatter_nd_add, indices, updates)
+
+    def scatter_nd_sub(self, indices, updates, name=None) -> Variable:
+        """Subtracts `updates` at the index tuples `indices`."""
+        return self._update(array_extra_ops.tensor_scatter_nd_sub, indices, updates)
+
+    def sparse_read(self, indices, name=None) -> Tensor:
+        """The rows `indices` (a recorded read: gradients flow to them)."""
+        return array_ops.gather(self, indices)
+
+    def gather_nd(self, indices, name=None) -> Tensor:
+        """The elements or slices at the index tuples `indices`."""
+        return array_ops.gather_nd(self, indices)
+
+    def _scatter(self, fn, sparse_delta) -> Variable:
+        if not isinstance(sparse_delta, misc_ops.IndexedSlices):
+            raise TypeError(
+                "Argument `sparse_delta` must be a `tf.IndexedSlices`. Received "
+                f"arg: {sparse_delta}. Wrap rows and their indices as "
+                "`jaxtape.IndexedSlices(values, indices)`, or use `scatter_nd_*`."
+            )
+        indices = array_ops.expand_dims(sparse_delta.indices, -1)
+        return self._update(fn, indices, sparse_delta.values)
+
+    def _update(self, fn, indices, updates) -> Variable:
+        # A read-modify-write under the lock (atomic across threads, as in
+        # TF); an assignment, so it cuts gradients as `assign` does.
+        with context.paused_tapes(), state_lock:
+            self._write(fn(Tensor(self._read_raw()), indices, updates)._value)
+        return self
 
     def _checked(self, value: Any, what: str) -> Any:
         """`value` as an array of this variable's dtype and shape, by TF's rules.
