@@ -37,6 +37,22 @@ from jaxtape._src.ops.image_color_ops import (  # noqa: F401
     yiq_to_rgb,
     yuv_to_rgb,
 )
+from jaxtape._src.state.image_random_ops import (  # noqa: F401
+    random_brightness,
+    random_contrast,
+    random_crop,
+    random_flip_left_right,
+    random_flip_up_down,
+    random_hue,
+    random_saturation,
+    stateless_random_brightness,
+    stateless_random_contrast,
+    stateless_random_crop,
+    stateless_random_flip_left_right,
+    stateless_random_flip_up_down,
+    stateless_random_hue,
+    stateless_random_saturation,
+)
 
 from jaxtape._src import missing as _missing
 

@@ -782,3 +782,17 @@ def total_variation(images, name=None):
     if len(_dims_of(images)) not in (3, 4):
         raise ValueError("'images' must be either 3 or 4-dimensional.")
     return _total_variation(images)
+
+
+# -- pieces of the random ops (`state/image_random_ops`) ----------------------------
+@op("Slice", inputs=("value", "offsets"))
+def _dynamic_slice(value, offsets, size):
+    """`value[offsets : offsets + size]` with offsets that may be traced."""
+    return lax.dynamic_slice(value, tuple(offsets[i] for i in range(len(size))), size)
+
+
+@op("Select", inputs=("image", "flips"))
+def _flip_where(image, flips, axis):
+    """`image` reversed along `axis` where `flips` (per image) is true."""
+    mask = flips.reshape(flips.shape + (1,) * (image.ndim - flips.ndim))
+    return jnp.where(mask, jnp.flip(image, axis), image)
