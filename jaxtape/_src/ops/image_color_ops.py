@@ -28,6 +28,7 @@ from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.ops.image_ops import (
     _check_at_least_3d,
     _dims_of,
+    _fused,
     _image,
     _np_dtype,
     _tf_shape,
@@ -82,10 +83,11 @@ def _check_rgb_float(images: Tensor, op_name: str) -> None:
         )
     shape = _dims_of(images)
     if not shape or shape[-1] != 3:
-        raise errors.invalid_argument(
-            f"input must have 3 channels but input only has "
-            f"{shape[-1] if shape else 0} channels.",
+        raise errors.FailedPreconditionError(
+            None,
             op_name,
+            f"input must have 3 channels but input only has "
+            f"{shape[-1] if shape else 0} channels. [Op:{op_name}]",
         )
 
 
@@ -106,6 +108,7 @@ def _hsv(r, g, b):
 
 
 @op("RGBToHSV", inputs=("images",))
+@_fused(1)
 def _rgb_to_hsv(images):
     h, s, v = _hsv(images[..., 0], images[..., 1], images[..., 2])
     return jnp.stack([h, s, v], axis=-1).astype(images.dtype)
@@ -129,6 +132,7 @@ def _rgb(h, s, v):
 
 
 @op("HSVToRGB", inputs=("images",))
+@_fused(1)
 def _hsv_to_rgb(images):
     r, g, b = _rgb(images[..., 0], images[..., 1], images[..., 2])
     return jnp.stack([r, g, b], axis=-1).astype(images.dtype)
@@ -204,6 +208,7 @@ def adjust_brightness(image, delta):
 
 
 @op("AdjustContrastv2", inputs=("images", "contrast_factor"))
+@_fused(2)
 def _adjust_contrast(images, contrast_factor):
     x = images.astype(jnp.float32)
     mean = jnp.mean(x, axis=(-3, -2), keepdims=True)
@@ -290,6 +295,7 @@ def _hue_shift(r, g, b, delta):
 
 
 @op("AdjustHue", inputs=("images", "delta"))
+@_fused(2)
 def _adjust_hue(images, delta):
     x = images.astype(jnp.float32)
     r, g, b = _hue_shift(x[..., 0], x[..., 1], x[..., 2], delta.astype(jnp.float32))
@@ -304,7 +310,7 @@ def _check_rgb(images: Tensor, op_name: str) -> None:
         )
     if shape[-1] != 3:
         raise errors.invalid_argument(
-            f"input must have 3 channels but input only has {shape[-1]} channels.",
+            f"input must have 3 channels but instead has {shape[-1]} channels.",
             op_name,
         )
 
@@ -327,6 +333,7 @@ def adjust_hue(image, delta, name=None):
 
 
 @op("AdjustSaturation", inputs=("images", "scale"))
+@_fused(2)
 def _adjust_saturation(images, scale):
     x = images.astype(jnp.float32)
     h, s, v = _hsv(x[..., 0], x[..., 1], x[..., 2])
@@ -367,10 +374,13 @@ def adjust_saturation(image, saturation_factor, name=None):
 
 # -- standardization ----------------------------------------------------------------
 @op("PerImageStandardization", inputs=("image",))
+@_fused(1)
 def _standardize(image):
     n = image.shape[-1] * image.shape[-2] * image.shape[-3]
     mean = jnp.mean(image, axis=(-1, -2, -3), keepdims=True)
-    std = jnp.sqrt(jnp.mean(jnp.square(image - mean), axis=(-1, -2, -3), keepdims=True))
+    var = jnp.mean(jnp.square(image - mean), axis=(-1, -2, -3), keepdims=True)
+    # (TF's sqrt gradient is 0 where the incoming one is: a constant image)
+    std = jnp.where(var > 0, jnp.sqrt(jnp.where(var > 0, var, 1)), 0)
     adjusted = jnp.maximum(std, lax.rsqrt(jnp.float32(n)))
     return (image - mean) / adjusted
 
@@ -410,6 +420,13 @@ def _as_float_images(a, b, max_val):
 
 def psnr(a, b, max_val, name=None):
     """Peak signal-to-noise ratio per image, in dB, as float32."""
+    for t in (_image(a), _image(b)):
+        if len(_dims_of(t)) < 3:  # (TF's mean over [-3, -2, -1] fails first)
+            raise errors.invalid_argument(
+                f"Invalid reduction dimension (-3 for input with "
+                f"{len(_dims_of(t))} dimension(s)",
+                "Mean",
+            )
     a, b, mv = _as_float_images(a, b, max_val)
     mse = math_ops.reduce_mean(math_ops.squared_difference(a, b), [-3, -2, -1])
     ten = convert_to_tensor(np.float32(10.0))
@@ -466,6 +483,7 @@ def _ssim_per_channel(x, y, max_val, size, sigma, k1, k2, index_map=False):
 
 
 @op("SSIM", inputs=("img1", "img2", "max_val"))
+@_fused(3)
 def _ssim(img1, img2, max_val, size, sigma, k1, k2, index_map):
     x, y = jnp.broadcast_arrays(img1, img2)
     val, _ = _ssim_per_channel(
@@ -525,6 +543,7 @@ def _ms_pool(x):
 
 
 @op("MSSSIM", inputs=("img1", "img2", "max_val"))
+@_fused(3)
 def _ssim_multiscale(img1, img2, max_val, powers, size, sigma, k1, k2):
     x, y = jnp.broadcast_arrays(img1, img2)
     sig = jnp.float32(sigma)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import inspect
 import math
 
 import jax
@@ -74,6 +75,24 @@ def _check_3_or_4(t: Tensor, what="image") -> int:
             f"'{what}' (shape {_tf_shape(shape)}) must have either 3 or 4 dimensions."
         )
     return len(shape)
+
+
+def _fused(n_inputs: int):
+    """Compiles an op body of many jnp calls as one program, eagerly and in a
+    tape's replay (JAX differentiates a jitted call as a unit): its first
+    `n_inputs` parameters are arrays, the rest static params."""
+
+    def decorate(body):
+        n = len(inspect.signature(body).parameters)
+        jitted = jax.jit(body, static_argnums=tuple(range(n_inputs, n)))
+
+        @functools.wraps(body)
+        def call(*args):
+            return jitted(*args)
+
+        return call
+
+    return decorate
 
 
 def _tf_shape(shape) -> str:
@@ -179,7 +198,8 @@ def transpose(image, name=None):
 def _crop(image, offsets, size):
     batched = image.ndim == 4
     x = image if batched else image[None]
-    start = (0, offsets[0], offsets[1], 0)
+    z = jnp.zeros((), offsets.dtype)
+    start = (z, offsets[0], offsets[1], z)
     out = lax.dynamic_slice(x, start, (x.shape[0], size[0], size[1], x.shape[3]))
     return out if batched else out[0]
 
@@ -189,7 +209,8 @@ def _pad(image, offsets, size):
     batched = image.ndim == 4
     x = image if batched else image[None]
     zeros = jnp.zeros((x.shape[0], size[0], size[1], x.shape[3]), x.dtype)
-    out = lax.dynamic_update_slice(zeros, x, (0, offsets[0], offsets[1], 0))
+    z = jnp.zeros((), offsets.dtype)
+    out = lax.dynamic_update_slice(zeros, x, (z, offsets[0], offsets[1], z))
     return out if batched else out[0]
 
 
@@ -517,17 +538,31 @@ def _nearest_index(n_in: int, n_out: int) -> np.ndarray:
     return np.clip(x.astype(np.int64), 0, n_in - 1).astype(np.int32)
 
 
-@op("ResizeBilinear", inputs=("images",), jit=True)
-def _resize(images, size, method, antialias):
-    h, w = images.shape[-3], images.shape[-2]
-    if method == "nearest":
-        x = jnp.take(images, _nearest_index(h, size[0]), axis=-3)
-        return jnp.take(x, _nearest_index(w, size[1]), axis=-2)
+@op("ResizeBilinear", inputs=("images", "wh", "ww"))
+@_fused(3)
+def _resize_linear(images, wh, ww):
+    # The weights are inputs, not constants: one program per shape serves
+    # every method.
     x = images.astype(jnp.float32)
-    wh = jnp.asarray(_weights(method, antialias, h, size[0]))
-    ww = jnp.asarray(_weights(method, antialias, w, size[1]))
     x = jnp.einsum("oh,...hwc->...owc", wh, x, precision=_HIGHEST)
     return jnp.einsum("pw,...owc->...opc", ww, x, precision=_HIGHEST)
+
+
+@op("ResizeNearestNeighbor", inputs=("images", "rows", "cols"))
+@_fused(3)
+def _resize_nearest(images, rows, cols):
+    return jnp.take(jnp.take(images, rows, axis=-3), cols, axis=-2)
+
+
+def _resize(images, size, method, antialias):
+    h, w = _dims_of(images)[-3:-1]
+    if method == "nearest":
+        return _resize_nearest(
+            images, _nearest_index(h, size[0]), _nearest_index(w, size[1])
+        )
+    wh = _weights(method, antialias, h, size[0])
+    ww = _weights(method, antialias, w, size[1])
+    return _resize_linear(images, wh, ww)
 
 
 _METHODS = frozenset(m.value for m in ResizeMethod)
@@ -660,6 +695,7 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
 
 # -- patches ------------------------------------------------------------------------
 @op("ExtractImagePatches", inputs=("images",))
+@_fused(1)
 def _extract_patches(images, sizes, strides, rates, padding):
     c = images.shape[-1]
     patches = lax.conv_general_dilated_patches(
@@ -713,6 +749,7 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
 
 # -- image gradients and variation --------------------------------------------------
 @op("ImageGradients", inputs=("image",))
+@_fused(1)
 def _image_gradients(image):
     dy = image[:, 1:] - image[:, :-1]
     dx = image[:, :, 1:] - image[:, :, :-1]
@@ -742,6 +779,7 @@ _SOBEL = np.asarray(
 
 
 @op("SobelEdges", inputs=("image",))
+@_fused(1)
 def _sobel_edges(image):
     x = jnp.pad(image, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
     h, w = image.shape[1], image.shape[2]
@@ -770,6 +808,7 @@ def sobel_edges(image):
 
 
 @op("TotalVariation", inputs=("images",))
+@_fused(1)
 def _total_variation(images):
     dy = jnp.abs(images[..., 1:, :, :] - images[..., :-1, :, :])
     dx = jnp.abs(images[..., :, 1:, :] - images[..., :, :-1, :])
