@@ -18,6 +18,15 @@ from jaxtape._src.ops.image_ops import (  # noqa: F401
     total_variation,
     transpose,
 )
+from jaxtape._src.ops.image_box_ops import (  # noqa: F401
+    combined_non_max_suppression,
+    crop_and_resize,
+    draw_bounding_boxes,
+    non_max_suppression,
+    non_max_suppression_overlaps,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+)
 from jaxtape._src.ops.image_color_ops import (  # noqa: F401
     adjust_brightness,
     adjust_contrast,
