@@ -8,6 +8,8 @@ numbers differ from TF's (a different generator), the behaviour does not.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,6 +18,7 @@ from jaxtape._src.core import device, dtypes, errors
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import math_ops
+from jaxtape._src.ops import stateless_random_ops as sro
 from jaxtape._src.ops.array_ops import _dims, _shape, gather
 from jaxtape._src.state.variable import Variable, state_lock
 
@@ -27,67 +30,209 @@ def _key_data(seed: int):
         return jax.random.key_data(jax.random.key(np.uint32(seed % (2**32))))
 
 
+@jax.jit
+def _advance(state):
+    """A fresh key (its uint32 data) from a generator state, and the state with
+    its counter (word 0) advanced by one draw."""
+    key = jax.random.key(0)
+    for i in range(state.shape[0]):
+        word = state[i]
+        key = jax.random.fold_in(key, (word & 0xFFFFFFFF).astype(jnp.uint32))
+        key = jax.random.fold_in(key, (word >> 32).astype(jnp.uint32))
+    return state.at[0].add(1), jax.random.key_data(key)
+
+
+def _state_size(alg: int) -> int:
+    return 2 if alg == sro.Algorithm.THREEFRY.value else 3
+
+
+def _resolve_alg(alg) -> int:
+    """TF's `alg`, with auto-select resolved as TF's CPU resolves it (Philox)."""
+    value = sro.convert_alg(alg)
+    return sro.Algorithm.PHILOX.value if value == 3 else value
+
+
+def _checked_state(state, alg: int) -> np.ndarray:
+    arr = np.asarray(to_value(state)).astype(np.int64).reshape(-1)
+    if arr.shape != (_state_size(alg),):
+        raise ValueError(
+            f"Shapes {tuple(np.shape(to_value(state)))} and [{_state_size(alg)}] "
+            "are incompatible: the state of this algorithm has "
+            f"{_state_size(alg)} words."
+        )
+    return arr
+
+
 class Generator:
     """A random number generator whose state is a Variable (TF's `tf.random.Generator`).
+
+    The state is TF's: an int64 vector of counter words and a key (3 words for
+    Philox, the default, 2 for ThreeFry), so `from_seed`, `from_state`,
+    `from_key_counter`, `state`, `key`, `skip` and `reset*` behave as TF's.
+    Each draw derives a JAX key from the state and advances the counter by one;
+    inside `jaxtape.function` the state is lifted like any Variable, so every
+    call draws anew.
 
     >>> g = jaxtape.random.Generator.from_seed(1)
     >>> g.normal([2]).shape
     TensorShape([2])
+
+    Differences from TensorFlow: the numbers are JAX's threefry stream for
+    every `alg` (TF's Philox values are not reproduced); the counter advances
+    by one per draw, not by the number of samples. `Generator(seed)` with an
+    integer `copy_from` is taken as a seed (jaxtape's older signature).
     """
 
-    def __init__(self, seed: int | None = None, name: str | None = None):
-        if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(1)[0])
+    def __init__(self, copy_from=None, state=None, alg=None, *, name=None):
+        if isinstance(copy_from, Generator):
+            alg_value = copy_from._alg
+            initial = np.asarray(copy_from.state.numpy())
+        elif copy_from is not None or (state is None and alg is None):
+            if copy_from is None and state is None:
+                raise ValueError(
+                    "Generator() needs `copy_from` or `state` (and `alg`), as in "
+                    "TF. Use `jaxtape.random.Generator.from_seed(seed)` or "
+                    "`Generator.from_non_deterministic_state()`."
+                )
+            alg_value = _resolve_alg(alg)
+            initial = sro.create_rng_state(int(to_value(copy_from)), alg_value)
+        else:
+            if state is None:
+                raise ValueError("Generator(alg=...) also needs `state`.")
+            alg_value = _resolve_alg(alg)
+            initial = _checked_state(state, alg_value)
+        self._alg = alg_value
         self.state = Variable(
-            _key_data(int(seed)), trainable=False, name=name or "rng_state"
+            jnp.asarray(initial, np.int64), trainable=False, name=name or "StateVar"
         )
 
     @classmethod
-    def from_seed(cls, seed: int, alg=None) -> Generator:
-        return cls(seed)
+    def from_seed(cls, seed, alg=None) -> Generator:
+        """A generator whose state TF's `create_rng_state(seed, alg)` gives."""
+        alg_value = _resolve_alg(alg)
+        return cls(state=sro.create_rng_state(seed, alg_value), alg=alg_value)
 
     @classmethod
     def from_non_deterministic_state(cls, alg=None) -> Generator:
-        return cls(None)
+        """A generator seeded from the operating system's entropy."""
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        return cls.from_seed(seed, alg)
 
-    def reset_from_seed(self, seed: int) -> None:
-        self.state.assign(_key_data(int(seed)))
+    @classmethod
+    def from_state(cls, state, alg) -> Generator:
+        """A generator with the given state vector (TF's layout for `alg`)."""
+        return cls(state=state, alg=alg)
+
+    @classmethod
+    def from_key_counter(cls, key, counter, alg) -> Generator:
+        """A generator from a key (scalar) and a counter (1 or 2 words)."""
+        words = np.asarray(to_value(counter)).astype(np.int64).reshape(-1)
+        return cls(state=np.append(words, int(to_value(key))), alg=alg)
+
+    @property
+    def algorithm(self) -> int:
+        """The RNG algorithm's id (TF's `Algorithm` values: 1 Philox, 2 ThreeFry)."""
+        return self._alg
+
+    @property
+    def key(self) -> Tensor:
+        """The key word of the state (its last word, as in TF)."""
+        last = _state_size(self._alg) - 1
+        return gather(self.state, Tensor(jnp.asarray(last, jnp.int32)))
+
+    def reset(self, state) -> None:
+        """Sets the state vector (TF's `reset`)."""
+        self.state.assign(_checked_state(state, self._alg))
+
+    def reset_from_seed(self, seed) -> None:
+        """Sets the state that `from_seed(seed)` starts from."""
+        self.state.assign(sro.create_rng_state(seed, self._alg))
+
+    def reset_from_key_counter(self, key, counter) -> None:
+        words = np.asarray(to_value(counter)).astype(np.int64).reshape(-1)
+        self.reset(np.append(words, int(to_value(key))))
+
+    def skip(self, delta) -> Tensor:
+        """Advances the counter by `delta` draws; returns the old state."""
+        with state_lock:
+            old = self.state._read_raw()
+            self.state._write(old.at[0].add(int(to_value(delta))))
+        return Tensor(old)
 
     def make_key(self):
         """Advances the state and returns a fresh jax PRNG key."""
         with state_lock:  # atomic with compiled calls that advance it too
-            key = jax.random.wrap_key_data(self.state._read_raw())
-            new, sub = jax.random.split(key)
-            self.state._write(jax.random.key_data(new))
-        return device.place(sub)  # samples are drawn where the key is
+            new, data = _advance(self.state._read_raw())
+            self.state._write(new)
+        return device.place(jax.random.wrap_key_data(data))  # drawn where it is
+
+    def _key_tensor(self) -> Tensor:
+        return Tensor(jax.random.key_data(self.make_key()))
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None):
-        np_dt = _float_dtype(dtype, mean, "RandomStandardNormal")
-        shape = _sample_shape(shape, "RandomStandardNormal")
-        return _scaled(jax.random.normal(self.make_key(), shape, np_dt), mean, stddev)
+        """Normal samples (TF's `Generator.normal`)."""
+        np_dt = _float_dtype(dtype, mean, "StatelessRandomNormalV2")
+        shape = _sample_shape(shape, "StatelessRandomNormalV2")
+        return sro.scaled(
+            sro.random_normal(self._key_tensor(), shape, np_dt), mean, stddev
+        )
 
     def uniform(self, shape, minval=0, maxval=None, dtype=dtypes.float32, name=None):
-        return _uniform(self.make_key(), shape, minval, maxval, dtype)
+        """Uniform samples in `[minval, maxval)`; integers need `maxval`, or
+        `minval=None, maxval=None` for the dtype's full range (TF's rule)."""
+        np_dt = dtypes.np_dtype(dtype)
+        if np_dt.kind in "iu" and maxval is None and minval is not None:
+            raise ValueError(f"Must specify maxval for integer dtype {np_dt.name}.")
+        return sro.uniform_from_key(
+            self._key_tensor(), shape, minval, maxval, dtype, "StatelessRandomUniform"
+        )
+
+    def uniform_full_int(self, shape, dtype: Any = dtypes.uint64, name=None):
+        """Integers over the whole range of `dtype` (int32/int64/uint32/uint64)."""
+        np_dt = dtypes.np_dtype(dtype)
+        if np_dt.name not in ("int32", "int64", "uint32", "uint64"):
+            raise errors.invalid_argument(
+                f"Value for attr 'dtype' of {np_dt.name} is not in the list of allowed "
+                "values: int32, int64, uint32, uint64",
+                "StatelessRandomUniformFullIntV2",
+            )
+        shape = _sample_shape(shape, "StatelessRandomUniformFullIntV2")
+        return sro.random_full_int(self._key_tensor(), shape, np_dt)
 
     def truncated_normal(
         self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None
     ):
-        np_dt = _float_dtype(dtype, mean, "TruncatedNormal")
-        shape = _sample_shape(shape, "TruncatedNormal")
-        return _scaled(
-            jax.random.truncated_normal(self.make_key(), -2.0, 2.0, shape, np_dt),
-            mean,
-            stddev,
+        """Normal samples within two standard deviations of `mean`."""
+        np_dt = _float_dtype(dtype, mean, "StatelessTruncatedNormalV2")
+        shape = _sample_shape(shape, "StatelessTruncatedNormalV2")
+        sample = sro.random_truncated_normal(self._key_tensor(), shape, np_dt)
+        return sro.scaled(sample, mean, stddev)
+
+    def binomial(self, shape, counts, probs, dtype=dtypes.int32, name=None):
+        """Binomial(counts, probs) samples of `shape` (TF's `Generator.binomial`)."""
+        shape = _sample_shape(shape, "StatelessRandomBinomial")
+        c, p = to_value(counts), to_value(probs)
+        np.broadcast_shapes(np.shape(c), np.shape(p), tuple(shape))
+        return sro.random_binomial(
+            self._key_tensor(),
+            Tensor(jnp.asarray(c)),
+            Tensor(jnp.asarray(p)),
+            shape,
+            dtypes.np_dtype(dtype),
         )
 
+    def make_seeds(self, count=1) -> Tensor:
+        """`count` seeds for stateless ops: an int64 `[2, count]` tensor whose
+        second row is zeros, as TF's."""
+        keys = sro.random_full_int(self._key_tensor(), (int(count),), np.int64)
+        return Tensor(jnp.stack([keys._value, jnp.zeros_like(keys._value)]))
+
     def split(self, count: int = 1) -> list[Generator]:
+        """`count` new generators, independent of this one (which advances)."""
         out = []
         for _ in range(count):
-            g = Generator.__new__(Generator)
-            g.state = Variable(
-                jax.random.key_data(self.make_key()), trainable=False, name="rng_state"
-            )
-            out.append(g)
+            seed = int(self.uniform_full_int([], np.int64).numpy())
+            out.append(Generator.from_seed(seed, self._alg))
         return out
 
 
@@ -177,7 +322,11 @@ class _GlobalSeeds:
 
             # Process-wide state: on the default device whatever scope is open.
             with context.paused_tapes(), device.device(None):
-                self.generator = Generator(self.global_seed)
+                self.generator = (
+                    Generator.from_non_deterministic_state()
+                    if self.global_seed is None
+                    else Generator.from_seed(self.global_seed)
+                )
         return self.generator
 
     def key(self, seed):
@@ -192,7 +341,8 @@ class _GlobalSeeds:
 
             # Process-wide state, made concrete also while a function traces.
             with context.paused_tapes(), device.device(None), scope.creating_state():
-                stream = self.op_streams[pair] = Generator(hash(pair) % (2**32))
+                stream = Generator.from_seed(hash(pair) % (2**32))
+                self.op_streams[pair] = stream
         return stream.make_key()
 
 
@@ -252,6 +402,22 @@ def truncated_normal(
         mean,
         stddev,
     )
+
+
+def gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=None):
+    """Gamma(alpha, beta) samples of shape `shape + broadcast(alpha, beta).shape`
+    (TF's `tf.random.gamma`); differentiable with respect to `alpha` (implicit
+    reparameterization, as TF's) and `beta`."""
+    del name  # accepted for TF compatibility
+    key = Tensor(jax.random.key_data(_seeds.key(seed)))
+    return sro.gamma_from_key(key, shape, alpha, beta, dtype, "RandomGamma", False)
+
+
+def poisson(shape, lam, dtype=dtypes.float32, seed=None, name=None):
+    """Poisson(lam) samples of shape `shape + lam.shape` (TF's `tf.random.poisson`)."""
+    del name  # accepted for TF compatibility
+    key = Tensor(jax.random.key_data(_seeds.key(seed)))
+    return sro.poisson_from_key(key, shape, lam, dtype, "RandomPoissonV2", False)
 
 
 def shuffle(value, seed=None, name=None):
@@ -323,3 +489,201 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         jnp.where(keep, jnp.asarray(1.0 / (1.0 - rate_f), dt), jnp.asarray(0, dt))
     )
     return math_ops.multiply(x, mask)
+
+
+# -- candidate samplers ------------------------------------------------------------
+def _candidates(key, cdf, num_sampled: int, unique: bool):
+    """`num_sampled` class ids drawn by inverse CDF (distinct ones when
+    `unique`, by rejection as TF's `RangeSampler`) and the number of tries."""
+    n = cdf.shape[0]
+
+    def draw(k):
+        u = jax.random.uniform(k, (), cdf.dtype) * cdf[-1]
+        return jnp.minimum(jnp.searchsorted(cdf, u, side="right"), n - 1)
+
+    if not unique:
+        keys = jax.random.split(key, num_sampled)
+        return jax.vmap(draw)(keys), jnp.asarray(num_sampled, cdf.dtype)
+
+    def body(carry):
+        i, tries, out, seen, k = carry
+        k, sub = jax.random.split(k)
+        idx = draw(sub)
+        new = jnp.logical_not(seen[idx])
+        out = jnp.where(new, out.at[i].set(idx), out)
+        return i + new.astype(i.dtype), tries + 1, out, seen.at[idx].set(True), k
+
+    init = (
+        jnp.asarray(0, jnp.int32),
+        jnp.asarray(0, jnp.int32),
+        jnp.zeros((num_sampled,), jnp.int32),
+        jnp.zeros((n,), bool),
+        key,
+    )
+    _, tries, out, _, _ = jax.lax.while_loop(lambda c: c[0] < num_sampled, body, init)
+    return out, tries.astype(cdf.dtype)
+
+
+def _expected_count(p, num_sampled, tries):
+    """TF's `ExpectedCountHelper`: `p * num_sampled` when every try counted,
+    else `1 - (1 - p) ** tries`."""
+    return jnp.where(
+        tries == num_sampled, p * num_sampled, -jnp.expm1(tries * jnp.log1p(-p))
+    )
+
+
+@jax.jit(static_argnums=(3, 4))
+def _sample_with(key, probs, true_classes, num_sampled, unique):
+    cdf = jnp.cumsum(probs)
+    sampled, tries = _candidates(key, cdf, num_sampled, unique)
+    true_p = probs[jnp.clip(true_classes, 0, probs.shape[0] - 1)]
+    return (
+        sampled.astype(jnp.int64),
+        _expected_count(true_p, num_sampled, tries).astype(jnp.float32),
+        _expected_count(probs[sampled], num_sampled, tries).astype(jnp.float32),
+    )
+
+
+def _run_sampler(op_name, true_classes, num_true, num_sampled, unique, probs, seed):
+    tc = np.asarray(to_value(true_classes))
+    if tc.ndim != 2 or tc.shape[1] != int(num_true):
+        raise errors.invalid_argument(
+            f"true_classes must be a matrix of shape [batch_size, num_true="
+            f"{num_true}], got {list(tc.shape)}",
+            op_name,
+        )
+    n_sampled = int(num_sampled)
+    if unique and n_sampled > probs.shape[0]:
+        raise errors.invalid_argument(
+            f"Sampler's range is too small: range_max={probs.shape[0]} < "
+            f"num_sampled={n_sampled} with unique=True.",
+            op_name,
+        )
+    out = _sample_with(
+        _seeds.key(seed), jnp.asarray(probs), jnp.asarray(tc), n_sampled, bool(unique)
+    )
+    return tuple(Tensor(o) for o in out)
+
+
+def _range_max(range_max, op_name) -> int:
+    n = int(to_value(range_max))
+    if n <= 0:
+        raise errors.invalid_argument(f"range_max must be positive, got {n}", op_name)
+    return n
+
+
+def uniform_candidate_sampler(
+    true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None
+):
+    """Samples `num_sampled` classes uniformly from `[0, range_max)` (TF's
+    `tf.random.uniform_candidate_sampler`).
+
+    Returns `(sampled_candidates, true_expected_count, sampled_expected_count)`:
+    int64 `[num_sampled]`, float32 `[batch, num_true]`, float32 `[num_sampled]`,
+    with TF's expected-count formula (it uses the number of tries when
+    `unique`).
+    """
+    del name  # accepted for TF compatibility
+    n = _range_max(range_max, "UniformCandidateSampler")
+    probs = np.full((n,), 1.0 / n, np.float64)
+    return _run_sampler(
+        "UniformCandidateSampler",
+        true_classes,
+        num_true,
+        num_sampled,
+        unique,
+        probs,
+        seed,
+    )
+
+
+def log_uniform_candidate_sampler(
+    true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None
+):
+    """Samples classes by the log-uniform (Zipfian) distribution
+    `P(k) = log((k + 2) / (k + 1)) / log(range_max + 1)` (TF's
+    `tf.random.log_uniform_candidate_sampler`); returns as
+    `uniform_candidate_sampler`."""
+    del name  # accepted for TF compatibility
+    n = _range_max(range_max, "LogUniformCandidateSampler")
+    k = np.arange(n, dtype=np.float64)
+    probs = (np.log(k + 2.0) - np.log(k + 1.0)) / np.log(n + 1.0)
+    return _run_sampler(
+        "LogUniformCandidateSampler",
+        true_classes,
+        num_true,
+        num_sampled,
+        unique,
+        probs,
+        seed,
+    )
+
+
+def fixed_unigram_candidate_sampler(
+    true_classes,
+    num_true,
+    num_sampled,
+    unique,
+    range_max,
+    vocab_file="",
+    distortion=1.0,
+    num_reserved_ids=0,
+    num_shards=1,
+    shard=0,
+    unigrams=(),
+    seed=None,
+    name=None,
+):
+    """Samples classes by given unigram counts (`unigrams`, or the last
+    comma-separated column of `vocab_file`), raised to `distortion`, after
+    `num_reserved_ids` ids of probability 0 (TF's
+    `tf.random.fixed_unigram_candidate_sampler`); returns as
+    `uniform_candidate_sampler`. `num_shards > 1` is not supported."""
+    del name  # accepted for TF compatibility
+    op_name = "FixedUnigramCandidateSampler"
+    if int(num_shards) != 1 or int(shard) != 0:
+        raise NotImplementedError(
+            "fixed_unigram_candidate_sampler with num_shards/shard is not "
+            "supported in jaxtape; pass num_shards=1, shard=0."
+        )
+    if vocab_file:
+        with open(vocab_file) as f:
+            counts = [float(line.rsplit(",", 1)[-1]) for line in f if line.strip()]
+    else:
+        counts = [float(u) for u in unigrams]
+    n = _range_max(range_max, op_name)
+    weights = np.concatenate(
+        [np.zeros(int(num_reserved_ids)), np.asarray(counts, np.float64)]
+    ) ** float(distortion)
+    weights[: int(num_reserved_ids)] = 0.0
+    if weights.shape[0] != n:
+        raise errors.invalid_argument(
+            f"Range max {n} must equal num_reserved_ids + the number of unigrams "
+            f"({weights.shape[0]}).",
+            op_name,
+        )
+    probs = weights / weights.sum()
+    return _run_sampler(
+        op_name, true_classes, num_true, num_sampled, unique, probs, seed
+    )
+
+
+def all_candidate_sampler(
+    true_classes, num_true, num_sampled, unique, seed=None, name=None
+):
+    """Returns every class `0 .. num_sampled - 1` as the sample, with expected
+    counts of 1 (TF's `tf.random.all_candidate_sampler`, for testing)."""
+    del name, seed, unique  # accepted for TF compatibility (TF ignores them too)
+    tc = np.asarray(to_value(true_classes))
+    if tc.ndim != 2 or tc.shape[1] != int(num_true):
+        raise errors.invalid_argument(
+            f"true_classes must be a matrix of shape [batch_size, num_true="
+            f"{num_true}], got {list(tc.shape)}",
+            "AllCandidateSampler",
+        )
+    n = int(num_sampled)
+    return (
+        Tensor(jnp.arange(n, dtype=jnp.int64)),
+        Tensor(jnp.ones(tc.shape, jnp.float32)),
+        Tensor(jnp.ones((n,), jnp.float32)),
+    )
