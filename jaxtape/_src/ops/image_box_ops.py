@@ -27,6 +27,7 @@ from jaxtape._src.core import errors
 from jaxtape._src.core.dispatch import op, to_value
 from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.ops.image_ops import _dims_of, _fused, _image
+from jaxtape._src.ops.image_ops import _np_dtype as _np_dt
 
 _F = np.float32
 
@@ -124,10 +125,11 @@ def crop_and_resize(
     if not isinstance(idx, jax.core.Tracer):
         bad = (np.asarray(idx) < 0) | (np.asarray(idx) >= shape[0])
         if np.any(bad):
-            raise errors.invalid_argument(
-                f"box_index has values outside [0, batch_size): "
-                f"{np.asarray(idx)[bad].tolist()}",
+            raise errors.OutOfRangeError(
+                None,
                 "CropAndResize",
+                f"box_index has values outside [0, batch_size): "
+                f"{np.asarray(idx)[bad].tolist()} [Op:CropAndResize]",
             )
     return _crop_and_resize(
         image, boxes, box_indices, size, method, float(extrapolation_value)
@@ -476,8 +478,8 @@ _COLORS = np.asarray(
 @_fused(3)
 def _draw_boxes(images, boxes, colors):
     _, h, w, d = images.shape
-    rows = jnp.arange(h)[:, None]
-    cols = jnp.arange(w)[None, :]
+    rows = jnp.arange(h, dtype=jnp.int32)[:, None]
+    cols = jnp.arange(w, dtype=jnp.int32)[None, :]
     canvas = images
     for k in range(boxes.shape[1]):
         bx = boxes[:, k].astype(jnp.float32)
@@ -505,6 +507,13 @@ def draw_bounding_boxes(images, boxes, colors, name=None):
     if len(shape) != 4:
         raise errors.invalid_argument(
             f"The rank of the images should be 4{list(shape)}", "DrawBoundingBoxesV2"
+        )
+    if _np_dt(images) not in (np.dtype(np.float32), np.dtype(np.float16)):
+        raise errors.invalid_argument(
+            f"Value for attr 'T' of {_np_dt(images).name} is not in the list of "
+            "allowed values: float, half. Convert the images first with "
+            "`jaxtape.image.convert_image_dtype`.",
+            "DrawBoundingBoxesV2",
         )
     if shape[-1] not in (1, 3, 4):
         raise errors.invalid_argument(
