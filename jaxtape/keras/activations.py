@@ -7,6 +7,8 @@ from jaxtape._src.keras.activations import (  # noqa: F401
     gelu,
     get,
     hard_sigmoid,
+    hard_silu,
+    hard_swish,
     leaky_relu,
     linear,
     log_softmax,

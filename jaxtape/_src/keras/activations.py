@@ -12,17 +12,32 @@ import jax.numpy as jnp
 
 from jaxtape._src.core import registry
 from jaxtape._src.core.dispatch import op
+from jaxtape._src.ops import kinks
 
 
-@op("Relu")
+@op("Relu", jit=True)
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
-    """Keras's `relu`: `max(x, 0)`, with optional slope, cap and threshold."""
-    if negative_slope == 0.0 and max_value is None and threshold == 0.0:
-        return jnp.maximum(x, 0).astype(x.dtype)
-    out = jnp.where(x >= threshold, x, negative_slope * (x - threshold))
-    if max_value is not None:
-        out = jnp.minimum(out, max_value)
-    return out.astype(x.dtype)
+    """Keras's `relu`: `max(x, 0)`, with optional slope, cap and threshold,
+    composed as Keras's `ReLU.static_call` (so its gradients at the kinks are
+    TF's: 0 at 0 and at the threshold, 1 at the cap, the slope at 0)."""
+    dtype = x.dtype
+    negative_part = None
+    if negative_slope != 0.0:
+        if max_value is None and threshold == 0:
+            return kinks.leaky_relu(x, negative_slope)
+        negative_part = jax.nn.relu(-x + threshold if threshold != 0 else -x)
+    clip_max = max_value is not None
+    if threshold != 0:
+        out = jnp.where(x > threshold, x, jnp.zeros((), dtype))
+    elif max_value == 6:
+        out, clip_max = kinks.relu6(x), False
+    else:
+        out = jax.nn.relu(x)
+    if clip_max:
+        out = kinks.clip(out, jnp.zeros((), dtype), jnp.asarray(max_value, dtype))
+    if negative_part is not None:
+        out = out - negative_slope * negative_part
+    return out.astype(dtype)
 
 
 @op("Sigmoid")
@@ -50,9 +65,9 @@ def elu(x, alpha=1.0):
     return jax.nn.elu(x, alpha)
 
 
-@op("Selu")
+@op("Selu", jit=True)
 def selu(x):
-    return jax.nn.selu(x)
+    return kinks.selu(x)
 
 
 @op("Gelu")
@@ -79,19 +94,29 @@ def silu(x):
 swish = silu
 
 
-@op("LeakyRelu")
+@op("LeakyRelu", jit=True)
 def leaky_relu(x, negative_slope=0.2):
-    return jnp.where(x >= 0, x, negative_slope * x).astype(x.dtype)
+    return kinks.leaky_relu(x, negative_slope)
 
 
-@op("Relu6")
+@op("Relu6", jit=True)
 def relu6(x):
-    return jnp.clip(x, 0, 6).astype(x.dtype)
+    return kinks.relu6(x).astype(x.dtype)
 
 
-@op("HardSigmoid")
+@op("HardSigmoid", jit=True)
 def hard_sigmoid(x):
-    return jnp.clip(x / 6.0 + 0.5, 0.0, 1.0).astype(x.dtype)
+    """Keras's `relu6(x + 3) / 6`."""
+    return (kinks.relu6(x + 3.0) / 6.0).astype(x.dtype)
+
+
+@op("HardSilu", jit=True)
+def hard_silu(x):
+    """Keras's `x * hard_sigmoid(x)`."""
+    return (x * (kinks.relu6(x + 3.0) / 6.0)).astype(x.dtype)
+
+
+hard_swish = hard_silu
 
 
 @op("Exp")
@@ -122,11 +147,13 @@ for _fn in (
     leaky_relu,
     relu6,
     hard_sigmoid,
+    hard_silu,
     exponential,
     linear,
 ):
     ACTIVATIONS.add(_fn)
 ACTIVATIONS.add(silu, "swish")
+ACTIVATIONS.add(hard_silu, "hard_swish")
 
 
 def get(identifier):

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxtape._src.ops import kinks
 from jaxtape._src.ops.nn_ops import softmax_xent_tf
 
 
@@ -42,7 +43,7 @@ def _smooth(y_true, label_smoothing, n):
 def l2_normalize(x, axis, eps):
     """Keras's `ops.normalize` (order 2): `x * min(rsqrt(sum(x**2)), 1/eps)`."""
     inv = jax.lax.rsqrt(jnp.sum(x * x, axis=axis, keepdims=True))
-    return x * jnp.minimum(inv, 1.0 / eps)
+    return x * kinks.minimum(inv, 1.0 / eps)
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis, eps):
@@ -51,7 +52,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis,
     if from_logits:  # TF's fused op, with its gradient (as tf.keras computes it)
         return softmax_xent_tf(y_true, y_pred, axis)
     p = y_pred / jnp.sum(y_pred, axis=axis, keepdims=True)
-    return -jnp.sum(y_true * jnp.log(jnp.clip(p, eps, 1.0 - eps)), axis=axis)
+    return -jnp.sum(y_true * jnp.log(kinks.clip(p, eps, 1.0 - eps)), axis=axis)
 
 
 def sparse_categorical_crossentropy(
@@ -62,7 +63,7 @@ def sparse_categorical_crossentropy(
         log_p = jax.nn.log_softmax(y_pred, axis=axis)
     else:
         p = y_pred / jnp.sum(y_pred, axis=axis, keepdims=True)
-        log_p = jnp.log(jnp.clip(p, eps, 1.0 - eps))
+        log_p = jnp.log(kinks.clip(p, eps, 1.0 - eps))
     valid = None
     if ignore_class is not None:
         valid = labels != ignore_class
@@ -74,13 +75,12 @@ def sparse_categorical_crossentropy(
 
 
 def _elementwise_bce(y_true, y_pred, from_logits, eps):
-    if from_logits:  # TF's sigmoid_cross_entropy_with_logits
-        return (
-            jnp.maximum(y_pred, 0)
-            - y_pred * y_true
-            + jnp.log1p(jnp.exp(-jnp.abs(y_pred)))
-        )
-    p = jnp.clip(y_pred, eps, 1.0 - eps)
+    if from_logits:  # TF's sigmoid_cross_entropy_with_logits, exactly
+        cond = y_pred >= 0  # (so that the gradient at 0 is TF's too)
+        relu_logits = jnp.where(cond, y_pred, jnp.zeros_like(y_pred))
+        neg_abs_logits = jnp.where(cond, -y_pred, y_pred)
+        return relu_logits - y_pred * y_true + jnp.log1p(jnp.exp(neg_abs_logits))
+    p = kinks.clip(y_pred, eps, 1.0 - eps)
     return -(y_true * jnp.log(p) + (1.0 - y_true) * jnp.log(1.0 - p))
 
 
@@ -121,7 +121,7 @@ def categorical_focal_crossentropy(
     if from_logits:
         y_pred = jax.nn.softmax(y_pred, axis=axis)
     out = y_pred / jnp.sum(y_pred, axis=axis, keepdims=True)
-    out = jnp.clip(out, eps, 1.0 - eps)
+    out = kinks.clip(out, eps, 1.0 - eps)
     cce = -y_true * jnp.log(out)
     return jnp.sum(jnp.power(1.0 - out, gamma) * alpha * cce, axis=axis)
 
@@ -139,17 +139,17 @@ def mean_squared_error(y_true, y_pred):
 
 
 def mean_absolute_error(y_true, y_pred):
-    return jnp.mean(jnp.abs(y_true - y_pred), axis=-1)
+    return jnp.mean(kinks.abs(y_true - y_pred), axis=-1)
 
 
 def mean_absolute_percentage_error(y_true, y_pred, eps):
-    diff = jnp.abs((y_true - y_pred) / jnp.maximum(jnp.abs(y_true), eps))
+    diff = kinks.abs((y_true - y_pred) / kinks.maximum(kinks.abs(y_true), eps))
     return 100.0 * jnp.mean(diff, axis=-1)
 
 
 def mean_squared_logarithmic_error(y_true, y_pred, eps):
-    d = jnp.log(jnp.maximum(y_pred, eps) + 1.0) - jnp.log(
-        jnp.maximum(y_true, eps) + 1.0
+    d = jnp.log(kinks.maximum(y_pred, eps) + 1.0) - jnp.log(
+        kinks.maximum(y_true, eps) + 1.0
     )
     return jnp.mean(d * d, axis=-1)
 
@@ -163,7 +163,7 @@ def cosine_similarity(y_true, y_pred, axis, eps):
 
 def huber(y_true, y_pred, delta):
     err = y_pred - y_true
-    abs_err = jnp.abs(err)
+    abs_err = kinks.abs(err)
     sq = 0.5 * err * err
     return jnp.mean(
         jnp.where(abs_err <= delta, sq, delta * abs_err - 0.5 * delta * delta), axis=-1
@@ -185,23 +185,23 @@ def _hinge_labels(y_true):
 
 def hinge(y_true, y_pred):
     y_true = _hinge_labels(y_true)
-    return jnp.mean(jnp.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+    return jnp.mean(kinks.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
 
 
 def squared_hinge(y_true, y_pred):
     y_true = _hinge_labels(y_true)
-    return jnp.mean(jnp.square(jnp.maximum(1.0 - y_true * y_pred, 0.0)), axis=-1)
+    return jnp.mean(jnp.square(kinks.maximum(1.0 - y_true * y_pred, 0.0)), axis=-1)
 
 
 def categorical_hinge(y_true, y_pred):
     pos = jnp.sum(y_true * y_pred, axis=-1)
     neg = jnp.max((1.0 - y_true) * y_pred, axis=-1)
-    return jnp.maximum(neg - pos + 1.0, 0.0)
+    return kinks.maximum(neg - pos + 1.0, 0.0)
 
 
 def kl_divergence(y_true, y_pred, eps):
-    t = jnp.clip(y_true, eps, 1.0)
-    p = jnp.clip(y_pred, eps, 1.0)
+    t = kinks.clip(y_true, eps, 1.0)
+    p = kinks.clip(y_pred, eps, 1.0)
     return jnp.sum(t * jnp.log(t / p), axis=-1)
 
 
@@ -224,13 +224,13 @@ def tversky(y_true, y_pred, alpha, beta, axis, eps):
 
 def circle(labels, y_pred, ref_labels, ref_embeddings, remove_diagonal, gamma, margin):
     """Keras's circle loss on L2-normalised embeddings; labels are int32."""
-    dist = jnp.maximum(1 - y_pred @ ref_embeddings.T, 0.0)
+    dist = kinks.maximum(1 - y_pred @ ref_embeddings.T, 0.0)
     pos = labels.reshape(-1, 1) == ref_labels.reshape(1, -1)
     neg = ~pos
     if remove_diagonal:
         pos = pos & ~jnp.eye(labels.size, ref_labels.size, dtype=bool)
-    pos_w = jnp.maximum((margin + dist) * pos.astype(dist.dtype), 0.0)
-    neg_w = jnp.maximum((1 + margin - dist) * neg.astype(dist.dtype), 0.0)
+    pos_w = kinks.maximum((margin + dist) * pos.astype(dist.dtype), 0.0)
+    neg_w = kinks.maximum((1 + margin - dist) * neg.astype(dist.dtype), 0.0)
     pos_d = -gamma * pos_w * (margin - dist)
     neg_d = gamma * neg_w * (1 - margin - dist)
     p_loss = jax.nn.logsumexp(jnp.where(pos, pos_d, -jnp.inf), axis=1)

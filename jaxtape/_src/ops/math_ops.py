@@ -27,7 +27,7 @@ from jax import lax
 
 from jaxtape._src.core import checks, dtypes, errors
 from jaxtape._src.core.dispatch import _mismatch, _tf_name, op
-from jaxtape._src.ops import fast_lax
+from jaxtape._src.ops import fast_lax, kinks
 
 if TYPE_CHECKING:
     from jaxtape._src.core.typing import TensorLike, DTypeLike, AxisLike
@@ -475,22 +475,24 @@ def pow(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:  # noq
     return _pow(x, y)
 
 
-@op("Maximum", same_dtype=True)
+@op("Maximum", same_dtype=True, jit=True)
 def maximum(x, y, name: str | None = None):
-    """Returns the element-wise maximum of `x` and `y` (NaN if either is NaN)."""
+    """Returns the element-wise maximum of `x` and `y` (NaN if either is NaN);
+    a tie's gradient goes to `x`, as TF's."""
     _check("Maximum", K_REAL, x, y)
     try:
-        return jnp.maximum(x, y)
+        return kinks.maximum(x, y)
     except TypeError as e:
         raise _shape_error("Maximum", x, y, e) from None
 
 
-@op("Minimum", same_dtype=True)
+@op("Minimum", same_dtype=True, jit=True)
 def minimum(x, y, name: str | None = None):
-    """Returns the element-wise minimum of `x` and `y` (NaN if either is NaN)."""
+    """Returns the element-wise minimum of `x` and `y` (NaN if either is NaN);
+    a tie's gradient goes to `x`, as TF's."""
     _check("Minimum", K_REAL, x, y)
     try:
-        return jnp.minimum(x, y)
+        return kinks.minimum(x, y)
     except TypeError as e:
         raise _shape_error("Minimum", x, y, e) from None
 
@@ -592,7 +594,10 @@ def negative(x, name: str | None = None):
 
 @op("Abs")
 def abs(x, name: str | None = None):  # noqa: A001 - TF's public name
-    """Returns `|x|` element-wise (the magnitude, as a real dtype, for complex)."""
+    """Returns `|x|` element-wise (the magnitude, as a real dtype, for complex);
+    its derivative is `sign(x)`, 0 at 0, as TF's."""
+    if np.dtype(x.dtype).kind == "f" or x.dtype == jnp.bfloat16:
+        return kinks.fast_abs(x)
     try:
         return fast_lax.abs(x)
     except TypeError:
@@ -1296,7 +1301,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name: str | None = None):
     with `clip_value_max` first, so a min above the max gives the min)."""
     _check("Maximum", K_REAL, t, clip_value_min)
     try:
-        return jnp.maximum(jnp.minimum(t, clip_value_max), clip_value_min)
+        return kinks.clip(t, clip_value_min, clip_value_max)
     except (TypeError, ValueError):
         raise errors.invalid_argument(
             f"Incompatible shapes: {list(np.shape(t))} vs. "
@@ -1314,7 +1319,7 @@ def _clip_by_norm(t, clip_norm, axes):
     l2sum_safe = jnp.where(pred, l2sum, jnp.ones_like(l2sum))
     l2norm = jnp.where(pred, jnp.sqrt(l2sum_safe), l2sum)
     clip = jnp.maximum(jnp.asarray(clip_norm, t.dtype), 0)  # negative: zero, as TF
-    return t * clip / jnp.maximum(l2norm, clip)
+    return t * clip / kinks.maximum(l2norm, clip)
 
 
 def clip_by_norm(
@@ -1363,7 +1368,7 @@ def _clip_by_global_norm(t_list, clip_norm, norm_given):
         norm = _sum_of_squares_root(t_list)
     clip = jnp.asarray(clip_norm, norm.dtype)
     # TF's rule: a non-finite norm makes the scale NaN (`+ (norm - norm)`).
-    scale = clip * jnp.minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
+    scale = clip * kinks.minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
     return (tuple(t * scale.astype(t.dtype) for t in t_list), norm)
 
 
@@ -1440,7 +1445,7 @@ def _norm(
     else:
         if np.dtype(x.dtype).kind in "bu":
             raise _unsupported_dtype("Abs", x, K_SIGNED.text)
-        a = jnp.abs(x)
+        a = kinks.abs(x)
         if _ord_is(ord, 1):
             out = jnp.sum(a, axis=None if axis is None else axis[0], keepdims=True)
             if matrix is not None:
@@ -1530,10 +1535,10 @@ def _l2_normalize(x, axis, epsilon):
     if kind == "c":  # |x|^2 from the real and imaginary parts, as TF
         re, im = jnp.real(x), jnp.imag(x)
         sq = jnp.sum(re * re + im * im, axis=axis, keepdims=True)
-        inv = lax.rsqrt(jnp.maximum(sq, epsilon))
+        inv = lax.rsqrt(kinks.maximum(sq, epsilon))
         return lax.complex(re * inv, im * inv)
     sq = jnp.sum(jnp.square(x), axis=axis, keepdims=True)
-    return x * lax.rsqrt(jnp.maximum(sq, epsilon))
+    return x * lax.rsqrt(kinks.maximum(sq, epsilon))
 
 
 def l2_normalize(

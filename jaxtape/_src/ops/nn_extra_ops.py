@@ -12,7 +12,7 @@ from jax import lax
 
 from jaxtape._src.core import errors
 from jaxtape._src.core.dispatch import op, to_value
-from jaxtape._src.ops import array_ops, math_ops, nn_ops
+from jaxtape._src.ops import array_ops, kinks, math_ops, nn_ops
 from jaxtape._src.ops.array_ops import _shape
 from jaxtape._src.ops.math_ops import _axis, _check
 from jaxtape._src.ops.nn_ops import (
@@ -317,7 +317,7 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
     `pos_weight`, in TF's stable form."""
     log_weight = 1 + (pos_weight - 1) * labels
     return (1 - labels) * logits + log_weight * (
-        jnp.log1p(jnp.exp(-jnp.abs(logits))) + jax.nn.relu(-logits)
+        jnp.log1p(jnp.exp(-kinks.abs(logits))) + jax.nn.relu(-logits)
     )
 
 

@@ -16,6 +16,7 @@ from jax import lax
 
 from jaxtape._src.core import checks, errors
 from jaxtape._src.core.dispatch import op
+from jaxtape._src.ops import kinks
 from jaxtape._src.ops.math_ops import (
     K_FLOAT,
     K_INEXACT,
@@ -45,7 +46,9 @@ def relu(features, name=None):
 def relu6(features, name=None):
     """Computes `min(max(features, 0), 6)`."""
     _check("Relu6", K_REAL, features)
-    return jnp.clip(features, 0, 6)
+    if np.dtype(features.dtype).kind in "iu":
+        return jnp.clip(features, 0, 6)
+    return kinks.relu6(features)  # TF's gradient: 0 at 0 and 6
 
 
 @op("Elu")
@@ -59,7 +62,7 @@ def elu(features, name=None):
 def selu(features, name=None):
     """Scaled exponential linear unit, with TF's constants."""
     _check("Selu", K_FLOAT, features)
-    return jax.nn.selu(features)
+    return kinks.selu(features)  # TF's gradient at 0: the linear side's
 
 
 @op("Gelu", jit=True)

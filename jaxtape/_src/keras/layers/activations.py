@@ -160,7 +160,7 @@ class ThresholdedReLU(Layer):
 @op("PRelu", inputs=("x", "alpha"), jit=True)
 def _prelu(x, alpha):
     """Keras's `relu(x) - alpha * relu(-x)`."""
-    return jnp.maximum(x, 0) - alpha * jnp.maximum(-x, 0)
+    return jax.nn.relu(x) - alpha * jax.nn.relu(-x)  # (relu's gradient: 0 at 0)
 
 
 class PReLU(Layer):
