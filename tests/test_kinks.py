@@ -80,6 +80,22 @@ ROWS = {
         lambda m, x: m.keras.layers.ReLU(3.0, negative_slope=0.2, threshold=1.0)(x),
         [K],
     ),
+    "keras.maximum_layer": (
+        lambda m, x, y: m.keras.layers.Maximum()([x[None], y[None]]),
+        [K, ONES],
+    ),
+    "keras.minimum_layer": (
+        lambda m, x, y: m.keras.layers.Minimum()([x[None], y[None]]),
+        [K, ONES],
+    ),
+    "keras.max_pooling_ties": (
+        lambda m, x: m.keras.layers.MaxPooling1D(2, 1)(m.reshape(x, [1, 8, 1])),
+        [np.asarray([1, 1, 2, 2, 0, 3, 3, 3], F32)],
+    ),
+    "keras.global_max_pooling_ties": (
+        lambda m, x: m.keras.layers.GlobalMaxPooling1D()(m.reshape(x, [1, 8, 1])),
+        [np.asarray([1, 3, 2, 3, 0, 3, 1, 3], F32)],
+    ),
     "keras.mae": (_loss("MeanAbsoluteError", ONES[None]), [K[None]]),
     "keras.mape": (_loss("MeanAbsolutePercentageError", ONES[None]), [K[None]]),
     "keras.huber": (_loss("Huber", ONES[None], delta=1.0), [K[None]]),

@@ -16,7 +16,7 @@ from jax import lax
 
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers.base import Layer
-from jaxtape._src.ops import array_ops
+from jaxtape._src.ops import array_ops, kinks
 
 __all__ = [
     "Add",
@@ -41,8 +41,8 @@ _MERGES = {
     "add": jnp.add,
     "subtract": jnp.subtract,
     "multiply": jnp.multiply,
-    "maximum": jnp.maximum,
-    "minimum": jnp.minimum,
+    "maximum": kinks.maximum,  # (a tie's gradient to the first, as TF's)
+    "minimum": kinks.minimum,
 }
 
 
@@ -61,7 +61,7 @@ def _merge(values, how):
 def _l2_normalize(x, axis):
     """Keras's `normalize(x, axis)`: `x / sqrt(max(sum(x**2), 1e-12))`."""
     square_sum = jnp.sum(jnp.square(x), axis=axis, keepdims=True)
-    return x * lax.rsqrt(jnp.maximum(square_sum, 1e-12))
+    return x * lax.rsqrt(kinks.maximum(square_sum, 1e-12))
 
 
 @op("BatchDot", inputs=("x", "y"), jit=True)
