@@ -54,6 +54,7 @@ from jaxtape._src.state.image_random_ops import (  # noqa: F401
     random_flip_up_down,
     random_hue,
     random_saturation,
+    sample_distorted_bounding_box,
     stateless_random_brightness,
     stateless_random_contrast,
     stateless_random_crop,
@@ -61,6 +62,7 @@ from jaxtape._src.state.image_random_ops import (  # noqa: F401
     stateless_random_flip_up_down,
     stateless_random_hue,
     stateless_random_saturation,
+    stateless_sample_distorted_bounding_box,
 )
 
 from jaxtape._src import missing as _missing

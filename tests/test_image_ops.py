@@ -54,7 +54,7 @@ for _m in ["bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5",
         ROWS[f"resize_{_m}_{_size[0]}x{_size[1]}"] = row(
             lambda m, x, s=_size, k=_m: m.image.resize(x, s, method=k),
             _X4,
-            grad=_m != "area",
+            grad=_m != "area" and _size[0] > 9,  # (one gradient per method)
         )
     ROWS[f"resize_{_m}_antialias"] = row(
         lambda m, x, k=_m: m.image.resize(x, [4, 3], method=k, antialias=True),
@@ -179,7 +179,7 @@ ROWS["adjust_contrast_uint8"] = row(
 )
 ROWS["adjust_gamma"] = row(lambda m, x: m.image.adjust_gamma(x, 0.7, 1.2), _RGB)
 ROWS["adjust_gamma_uint8"] = row(lambda m, x: m.image.adjust_gamma(x, 1.7), _RGB_U8)
-for _d in [0.3, -0.85, 1.0]:
+for _d in [0.3, -0.85]:
     ROWS[f"adjust_hue_{_d}"] = row(
         lambda m, x, d=_d: m.image.adjust_hue(x, d), _RGB, grad=False
     )
@@ -216,6 +216,7 @@ ROWS["ssim_index_map_broadcast"] = row(
     lambda m, a, b: m.image.ssim(a, b, 1.0, filter_size=5, return_index_map=True),
     _A,
     _B[:1],
+    grad=False,
     rtol=1e-4,
     atol=1e-4,
 )
@@ -225,6 +226,7 @@ ROWS["ssim_multiscale"] = row(
     ),
     _A,
     _B,
+    grad=False,  # (its gradient: the ssim row; compiling it is slow)
     rtol=1e-4,
     atol=1e-4,
 )
@@ -274,14 +276,14 @@ for _t, _st in [(0.5, float("-inf")), (0.3, 0.4)]:
         _NMS_SCORES,
         grad=False,
     )
-    ROWS[f"non_max_suppression_padded_{_t}_{_st}"] = row(
-        lambda m, b, s, t=_t, st=_st: m.image.non_max_suppression_padded(
-            b, s, 12, t, st, pad_to_max_output_size=True
-        ),
-        _NMS_BOXES,
-        _NMS_SCORES,
-        grad=False,
-    )
+ROWS["non_max_suppression_padded"] = row(
+    lambda m, b, s: m.image.non_max_suppression_padded(
+        b, s, 12, 0.3, 0.4, pad_to_max_output_size=True
+    ),
+    _NMS_BOXES,
+    _NMS_SCORES,
+    grad=False,
+)
 for _sigma in [0.0, 0.5]:
     ROWS[f"non_max_suppression_with_scores_{_sigma}"] = row(
         lambda m, b, s, sg=_sigma: m.image.non_max_suppression_with_scores(
@@ -400,11 +402,8 @@ COMPILED = [
     "resize_nearest_4x5",
     "crop_to_bounding_box_tensor_offsets",
     "adjust_saturation_uint8",
-    "rgb_to_hsv",
-    "psnr",
     "convert_image_dtype_float32_uint8",
-    "crop_and_resize",
-    "non_max_suppression_padded_0.3_0.4",
+    "non_max_suppression_padded",
     "draw_bounding_boxes",
 ]
 
@@ -606,7 +605,7 @@ def test_stateless_random_image_op_depends_on_its_seed_only(name):
     a = fn(x, (1, 2)).numpy()
     jaxtape.random.set_seed(123)  # the global seed does not matter
     np.testing.assert_array_equal(fn(x, (1, 2)).numpy(), a)
-    if name in ("flip_left_right", "crop", "hue"):
+    if name in ("flip_left_right", "hue"):
         compiled = jaxtape.function(fn)
         got = compiled(x, jaxtape.constant([1, 2])).numpy()
         np.testing.assert_allclose(got, a, rtol=1e-6, atol=1e-6)
@@ -631,3 +630,48 @@ def test_random_crop_gradient_flows_to_the_cropped_block():
         y = jaxtape.reduce_sum(jaxtape.image.random_crop(x, [3, 4, 2], seed=4))
     g = tape.gradient(y, x).numpy()
     assert g.sum() == 3 * 4 * 2 and set(np.unique(g)) <= {0.0, 1.0}
+
+
+def test_sample_distorted_bounding_box_covers_the_object_inside_the_image():
+    obj = [0.1, 0.2, 0.5, 0.6]
+    jaxtape.random.set_seed(4)
+    crops = set()
+    for _ in range(12):
+        begin, size, box = jaxtape.image.sample_distorted_bounding_box(
+            [100, 120, 3], [[obj]], min_object_covered=0.3, area_range=(0.1, 1.0)
+        )
+        (y, x, z), (h, w, c) = begin.numpy(), size.numpy()
+        assert (z, c) == (0, -1) and begin.dtype == jaxtape.int32
+        assert 0 <= y and y + h <= 100 and 0 <= x and x + w <= 120
+        np.testing.assert_allclose(
+            box.numpy(), [[[y / 100, x / 120, (y + h) / 100, (x + w) / 120]]], 1e-6
+        )
+        ih = max(0, min(y + h, 50) - max(y, 10))
+        iw = max(0, min(x + w, 72) - max(x, 24))
+        assert ih * iw / (40 * 48) >= 0.3
+        assert 0.75 * 0.9 <= w / h <= 1.33 * 1.1
+        crops.add((y, x, h, w))
+    assert len(crops) > 3
+    again = jaxtape.image.stateless_sample_distorted_bounding_box(
+        [100, 120, 3], [[obj]], seed=(3, 4)
+    )
+    same = jaxtape.image.stateless_sample_distorted_bounding_box(
+        [100, 120, 3], [[obj]], seed=(3, 4)
+    )
+    for a, b in zip(again, same):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_sample_distorted_bounding_box_without_boxes_raises_as_tensorflow(tf):
+    for m in (tf, jaxtape):
+        err = (
+            tf.errors.InvalidArgumentError if m is tf else m.errors.InvalidArgumentError
+        )
+        with pytest.raises(err):
+            m.image.sample_distorted_bounding_box(
+                m.constant([10, 10, 3]), m.zeros([1, 0, 4]), seed=1
+            )
+    begin, size, _ = jaxtape.image.sample_distorted_bounding_box(
+        [10, 10, 3], jaxtape.zeros([1, 0, 4]), use_image_if_no_bounding_boxes=True
+    )
+    assert begin.shape == (3,) and size.shape == (3,)

@@ -22,6 +22,8 @@ from jaxtape._src.ops import image_color_ops, image_ops
 from jaxtape._src.ops.image_ops import _dims_of, _image
 from jaxtape._src.state.random_ops import next_key
 
+_F32 = np.float32
+
 
 def _stateless_key(seed):
     """A jax key fixed by a TF stateless seed (two integers; may be traced)."""
@@ -198,3 +200,167 @@ def stateless_random_saturation(image, lower, upper, seed=None):
         )
     factor = _uniform(_stateless_key(seed), lo, hi)
     return image_color_ops.adjust_saturation(image, factor)
+
+
+# -- sample_distorted_bounding_box --------------------------------------------------
+def _random_crop_rect(w0, h0, lo_area, hi_area, aspect, rng):
+    """TF's `GenerateRandomCrop`: a crop `(y, x, h, w)` or None."""
+    if hi_area <= 0 or aspect <= 0 or w0 <= 0 or h0 <= 0 or lo_area > hi_area:
+        return None
+    min_area = _F32(lo_area) * w0 * h0
+    max_area = _F32(hi_area) * w0 * h0
+    height = int(np.rint(np.sqrt(min_area / aspect)))
+    max_height = int(np.rint(np.sqrt(max_area / aspect)))
+    if np.rint(max_height * aspect) > w0:
+        max_height = int((w0 + 0.5 - 1e-7) / aspect)
+        if np.rint(max_height * aspect) > w0:
+            max_height -= 1
+    max_height = min(max_height, h0)
+    height = min(height, max_height)
+    if height < max_height:
+        height += int(rng.integers(0, max_height - height + 1))
+    width = int(np.rint(height * aspect))
+    area = width * height
+    if area < min_area:
+        height += 1
+        width = int(np.rint(height * aspect))
+        area = width * height
+    if area < min_area or area > max_area:
+        return None
+    if width > w0 or height > h0 or width <= 0 or height <= 0:
+        return None
+    y = int(rng.integers(0, h0 - height)) if height < h0 else 0
+    x = int(rng.integers(0, w0 - width)) if width < w0 else 0
+    return y, x, height, width
+
+
+def _covers(crop, boxes, min_covered) -> bool:
+    """TF's `SatisfiesOverlapConstraints`: the crop covers enough of a box."""
+    y, x, h, w = crop
+    if h * w < 1:
+        return False
+    for by0, bx0, by1, bx1 in boxes:
+        area = (by1 - by0) * (bx1 - bx0)
+        if area < 1:
+            continue
+        ih = max(0, min(y + h, by1) - max(y, by0))
+        iw = max(0, min(x + w, bx1) - max(x, bx0))
+        if ih * iw / area >= min_covered:
+            return True
+    return False
+
+
+def _sample_box(
+    image_size,
+    bounding_boxes,
+    key,
+    min_object_covered,
+    aspect_ratio_range,
+    area_range,
+    max_attempts,
+    use_image_if_no_bounding_boxes,
+):
+    op_name = "SampleDistortedBoundingBoxV2"
+    size = np.asarray(to_value(image_size))
+    if size.shape != (3,):
+        raise errors.invalid_argument(
+            f"image_size must be 1-dimensional with 3 elements (height, width, "
+            f"channels), got shape {list(size.shape)}",
+            op_name,
+        )
+    h0, w0 = int(size[0]), int(size[1])
+    raw = np.asarray(to_value(bounding_boxes), _F32).reshape(-1, 4)
+    boxes = []
+    for ymin, xmin, ymax, xmax in raw:
+        if not (0 <= ymin <= ymax <= 1 and 0 <= xmin <= xmax <= 1):
+            raise errors.invalid_argument(
+                f"Invalid bounding box: {[ymin, xmin, ymax, xmax]}; coordinates must "
+                "be in [0, 1] with min <= max.",
+                op_name,
+            )
+        boxes.append((int(ymin * h0), int(xmin * w0), int(ymax * h0), int(xmax * w0)))
+    if not boxes:
+        if not use_image_if_no_bounding_boxes:
+            raise errors.invalid_argument(
+                "No bounding boxes provided as input. One must enable "
+                "use_image_if_no_bounding_boxes if you wish to not provide any "
+                "bounding boxes.",
+                op_name,
+            )
+        boxes = [(0, 0, h0, w0)]
+    lo_ar, hi_ar = aspect_ratio_range or (0.75, 1.33)
+    lo_area, hi_area = area_range or (0.05, 1.0)
+    covered = float(to_value(min_object_covered))
+    seed = int(jax.random.randint(key, (), 0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    crop = (0, 0, h0, w0)
+    for _ in range(100 if max_attempts is None else int(max_attempts)):
+        aspect = _F32(rng.random() * (hi_ar - lo_ar) + lo_ar)
+        rect = _random_crop_rect(w0, h0, lo_area, hi_area, aspect, rng)
+        if rect is not None and _covers(rect, boxes, covered):
+            crop = rect
+            break
+    y, x, h, w = crop
+    dt = size.dtype
+    box = np.asarray([[[y / h0, x / w0, (y + h) / h0, (x + w) / w0]]], _F32)
+    return (
+        Tensor(jnp.asarray(np.asarray([y, x, 0], dt))),
+        Tensor(jnp.asarray(np.asarray([h, w, -1], dt))),
+        Tensor(jnp.asarray(box)),
+    )
+
+
+def sample_distorted_bounding_box(
+    image_size,
+    bounding_boxes,
+    seed=0,
+    min_object_covered=0.1,
+    aspect_ratio_range=None,
+    area_range=None,
+    max_attempts=None,
+    use_image_if_no_bounding_boxes=None,
+    name=None,
+):
+    """A random crop `(begin, size, bboxes)` covering at least
+    `min_object_covered` of one of `bounding_boxes` (TF's sampling rules:
+    aspect ratio and area ranges, `max_attempts` tries, else the whole image).
+
+    Differences from TensorFlow:
+      Runs eagerly only (its sampling loop is on the host); `seed=0` draws
+      from the global generator like other random ops.
+    """
+    key = next_key(int(seed) if seed else None)
+    return _sample_box(
+        image_size,
+        bounding_boxes,
+        key,
+        min_object_covered,
+        aspect_ratio_range,
+        area_range,
+        max_attempts,
+        use_image_if_no_bounding_boxes,
+    )
+
+
+def stateless_sample_distorted_bounding_box(
+    image_size,
+    bounding_boxes,
+    seed,
+    min_object_covered=0.1,
+    aspect_ratio_range=None,
+    area_range=None,
+    max_attempts=None,
+    use_image_if_no_bounding_boxes=None,
+    name=None,
+):
+    """`sample_distorted_bounding_box` whose crop `seed` alone decides."""
+    return _sample_box(
+        image_size,
+        bounding_boxes,
+        _stateless_key(seed),
+        min_object_covered,
+        aspect_ratio_range,
+        area_range,
+        max_attempts,
+        use_image_if_no_bounding_boxes,
+    )
