@@ -47,6 +47,7 @@ from jaxtape._src.ops.image_color_ops import (  # noqa: F401
     yuv_to_rgb,
 )
 from jaxtape._src.state.image_random_ops import (  # noqa: F401
+    extract_glimpse,
     random_brightness,
     random_contrast,
     random_crop,

@@ -336,6 +336,16 @@ ROWS["draw_bounding_boxes_gray"] = row(
     grad=False,
 )
 
+_GLIMPSE_OFFSETS = np.asarray([[0.0, 0.0], [0.9, -0.8]], F32)
+for _c, _n in [(True, True), (False, False), (False, True), (True, False)]:
+    ROWS[f"extract_glimpse_zero_{_c}_{_n}"] = row(
+        lambda m, x, c=_c, n=_n: m.image.extract_glimpse(
+            x, [3, 4], _GLIMPSE_OFFSETS * (1 if n else 3), c, n, noise="zero"
+        ),
+        img(2, 5, 6, 2),
+        grad=False,
+    )
+
 
 # -- the harness ---------------------------------------------------------------------
 def _is_float(dtype) -> bool:
@@ -351,24 +361,26 @@ def _run(m, r: Row, compiled=False):
     fn = r.fn
     if compiled:
         fn = m.function(lambda *a: r.fn(m, *a))
-    with m.GradientTape(persistent=True) as tape:
+    with m.GradientTape() as tape:
         for x in xs:
             if _is_float(x.dtype.name):
                 tape.watch(x)
         out = fn(*xs) if compiled else fn(m, *xs)
-        leaves = _leaves(out)
-        target = None
-        for k, leaf in enumerate(leaves):
-            if not _is_float(leaf.dtype.name):
-                continue
-            w = np.random.default_rng(k).uniform(0.5, 1.5, tuple(leaf.shape))
-            term = m.reduce_sum(m.cast(leaf, m.float32) * m.constant(w.astype(F32)))
-            target = term if target is None else target + term
-    grads = []
-    if r.grad and target is not None:
-        for x, v in zip(xs, r.inputs):
-            grads.append(tape.gradient(target, x) if _is_float(v.dtype) else None)
-    return leaves, grads
+    leaves = _leaves(out)
+    targets = [leaf for leaf in leaves if _is_float(leaf.dtype.name)]
+    sources = [x for x in xs if _is_float(x.dtype.name)]
+    if not (r.grad and targets and sources):
+        return leaves, []
+    # The gradient of sum(output * w) for fixed random weights w, per output.
+    weights = [
+        m.constant(
+            np.random.default_rng(k)
+            .uniform(0.5, 1.5, tuple(t.shape))
+            .astype(t.dtype.name)
+        )
+        for k, t in enumerate(targets)
+    ]
+    return leaves, tape.gradient(targets, sources, output_gradients=weights)
 
 
 def _same(got, want, rtol, atol, what):
@@ -675,3 +687,13 @@ def test_sample_distorted_bounding_box_without_boxes_raises_as_tensorflow(tf):
         [10, 10, 3], jaxtape.zeros([1, 0, 4]), use_image_if_no_bounding_boxes=True
     )
     assert begin.shape == (3,) and size.shape == (3,)
+
+
+def test_extract_glimpse_fills_outside_with_noise_in_the_image_range():
+    x = jaxtape.constant(img(2, 5, 6, 2) + 3.0)
+    jaxtape.random.set_seed(0)
+    out = jaxtape.image.extract_glimpse(x, [4, 5], [[1.0, 2.0], [0.0, 0.0]]).numpy()
+    assert out.shape == (2, 4, 5, 2)
+    lo, hi = x.numpy().min(axis=(1, 2)), x.numpy().max(axis=(1, 2))
+    assert np.all(out[0] >= lo[0]) and np.all(out[0] <= hi[0])
+    np.testing.assert_array_equal(out[1], x.numpy()[1, 0:4, 0:5])

@@ -835,3 +835,30 @@ def _flip_where(image, flips, axis):
     """`image` reversed along `axis` where `flips` (per image) is true."""
     mask = flips.reshape(flips.shape + (1,) * (image.ndim - flips.ndim))
     return jnp.where(mask, jnp.flip(image, axis), image)
+
+
+@op("ExtractGlimpseV2", inputs=("input", "offsets", "noise"))
+@_fused(3)
+def _glimpse(input, offsets, noise, size, centered, normalized):  # noqa: A002
+    """TF's (Eigen's) `ExtractGlimpses`, version 2: offsets to top-left corners
+    truncated toward zero; outside the image the glimpse shows `noise`."""
+    _, h, w, _ = input.shape
+    gh, gw = size
+    y, x = offsets[:, 0].astype(jnp.float32), offsets[:, 1].astype(jnp.float32)
+    if normalized:
+        y, x = y * h, x * w
+        if centered:
+            y, x = y / 2.0 + h / 2.0 - gh / 2.0, x / 2.0 + w / 2.0 - gw / 2.0
+    elif centered:
+        y, x = y + h / 2.0, x + w / 2.0
+    top, left = jnp.trunc(y).astype(jnp.int32), jnp.trunc(x).astype(jnp.int32)
+    rows = top[:, None] + jnp.arange(gh, dtype=jnp.int32)  # [b, gh]
+    cols = left[:, None] + jnp.arange(gw, dtype=jnp.int32)  # [b, gw]
+    inside = ((rows >= 0) & (rows < h))[:, :, None] & ((cols >= 0) & (cols < w))[
+        :, None, :
+    ]
+    b = jnp.arange(input.shape[0], dtype=jnp.int32)[:, None, None]
+    vals = input[
+        b, jnp.clip(rows, 0, h - 1)[:, :, None], jnp.clip(cols, 0, w - 1)[:, None, :]
+    ]
+    return jnp.where(inside[..., None], vals, noise)

@@ -19,6 +19,7 @@ from jaxtape._src.core import errors
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import image_color_ops, image_ops
+from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.ops.image_ops import _dims_of, _image
 from jaxtape._src.state.random_ops import next_key
 
@@ -363,4 +364,54 @@ def stateless_sample_distorted_bounding_box(
         area_range,
         max_attempts,
         use_image_if_no_bounding_boxes,
+    )
+
+
+# -- extract_glimpse ----------------------------------------------------------------
+def extract_glimpse(
+    input,  # noqa: A002
+    size,
+    offsets,
+    centered=True,
+    normalized=True,
+    noise="uniform",
+    name=None,
+):
+    """Extracts a `size` glimpse from each image at `offsets` (`[batch, 2]`,
+    (y, x)); where the glimpse leaves the image it shows `noise`: 'uniform'
+    (in each image channel's [min, max]), 'gaussian' (its mean and stddev) or
+    'zero'. TF 2's conventions (`ExtractGlimpseV2`)."""
+    images = _image(input, "input")
+    shape = _dims_of(images)
+    if len(shape) != 4:
+        raise errors.invalid_argument(
+            f"input must be a 4-D tensor, got shape {list(shape)}", "ExtractGlimpseV2"
+        )
+    gh, gw = (int(d) for d in np.asarray(to_value(size)).reshape(-1))
+    offs = convert_to_tensor(offsets, dtype="float32")
+    if _dims_of(offs) != (shape[0], 2):
+        raise errors.invalid_argument(
+            f"offsets must be [batch, 2] = [{shape[0]}, 2], got {list(_dims_of(offs))}",
+            "ExtractGlimpseV2",
+        )
+    x = to_value(images).astype(jnp.float32)
+    n_shape = (shape[0], gh, gw, shape[3])
+    if noise == "zero":
+        fill = jnp.zeros(n_shape, jnp.float32)
+    elif noise == "uniform":
+        lo = jnp.min(x, axis=(1, 2), keepdims=True)
+        hi = jnp.max(x, axis=(1, 2), keepdims=True)
+        fill = jax.random.uniform(next_key(None), n_shape, jnp.float32) * (hi - lo) + lo
+    elif noise == "gaussian":
+        mean = jnp.mean(x, axis=(1, 2), keepdims=True)
+        std = jnp.std(x, axis=(1, 2), keepdims=True)
+        fill = jax.random.normal(next_key(None), n_shape, jnp.float32) * std + mean
+    else:
+        raise errors.invalid_argument(
+            f"noise must be one of 'uniform', 'gaussian', 'zero'; got {noise!r}",
+            "ExtractGlimpseV2",
+        )
+    fill = Tensor(fill.astype(to_value(images).dtype))
+    return image_ops._glimpse(
+        images, offs, fill, (gh, gw), bool(centered), bool(normalized)
     )
