@@ -191,18 +191,22 @@ ROWS: dict[str, Row] = {
     ),
 }
 for _t in (1, 2, 3, 4):
-    for _norm in (None, "ortho") if _t != 1 else (None,):
-        _k = f"{_t}_{_norm or 'none'}"
-        ROWS[f"dct_type{_k}"] = row(
-            lambda m, x, t=_t, n=_norm: S(m).dct(x, type=t, norm=n), f(3, 8), rtol=1e-4
-        )
-        ROWS[f"idct_type{_k}_f64"] = row(
-            lambda m, x, t=_t, n=_norm: S(m).idct(x, type=t, norm=n),
-            f(7, dtype=F64),
-            rtol=1e-9,
-        )
-ROWS["dct_n_crop"] = row(lambda m, x: S(m).dct(x, n=5), f(2, 8), rtol=1e-4)
-ROWS["dct_n_pad"] = row(lambda m, x: S(m).dct(x, type=3, n=11), f(2, 8), rtol=1e-4)
+    ROWS[f"dct_type{_t}"] = row(
+        lambda m, x, t=_t: S(m).dct(x, type=t), f(3, 8), rtol=1e-4
+    )
+    _norm = None if _t == 1 else "ortho"
+    ROWS[f"idct_type{_t}_{_norm}_f64"] = row(
+        lambda m, x, t=_t, n=_norm: S(m).idct(x, type=t, norm=n),
+        f(3, 8, dtype=F64),
+        grad=False,
+        rtol=1e-9,
+    )
+ROWS["dct_ortho_n_crop"] = row(
+    lambda m, x: S(m).dct(x, n=5, norm="ortho"), f(3, 8), grad=False, rtol=1e-4
+)
+ROWS["dct_n_pad"] = row(
+    lambda m, x: S(m).dct(x, type=3, n=11), f(3, 8), grad=False, rtol=1e-4
+)
 ROWS["dct_compiled"] = row(
     lambda m, x: S(m).dct(x, type=4, norm="ortho"), f(2, 8), compiled=True, rtol=1e-4
 )

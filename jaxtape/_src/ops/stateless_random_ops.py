@@ -416,19 +416,22 @@ def stateless_parameterized_truncated_normal(
     op_name = "StatelessParameterizedTruncatedNormal"
     shape = _sample_shape(shape, op_name)
     key = seed_key(seed, op_name)
-    params = [means, stddevs, minvals, maxvals]
-    given = [p for p in params if not isinstance(p, (int, float))]
-    dt = np.dtype(to_value(given[0]).dtype) if given else np.dtype(np.float32)
-    vals = []
-    for i, p in enumerate(params):
-        v = to_value(p) if not isinstance(p, (int, float)) else np.asarray(p, dt)
+    vals = [to_value(p) for p in (means, stddevs, minvals, maxvals)]  # TF's rules
+    dt = np.dtype(vals[0].dtype)
+    for i, v in enumerate(vals[1:], start=1):
         if np.dtype(v.dtype) != dt:
             raise errors.invalid_argument(
                 f"cannot compute {op_name} as input #{i + 2}(zero-based) was expected "
                 f"to be a {dt.name} tensor but is a {np.dtype(v.dtype).name} tensor",
                 op_name,
             )
-        vals.append(Tensor(jnp.asarray(v)))
+    if dt.kind != "f":
+        raise errors.invalid_argument(
+            f"Value for attr 'dtype' of {dt.name} is not in the list of allowed "
+            "values: half, float, double",
+            op_name,
+        )
+    vals = [Tensor(jnp.asarray(v)) for v in vals]
     return random_parameterized_truncated_normal(
         key, vals[0], vals[1], vals[2], vals[3], shape
     )
@@ -504,10 +507,9 @@ def _fold_in_seed(seed, data):
 
 
 def _as_seed(key_data, dtype):
-    """uint32 key data as seeds of `dtype` (int32: the same bits)."""
-    if np.dtype(dtype).itemsize == 4:
-        return jax.lax.bitcast_convert_type(key_data, dtype)
-    return key_data.astype(dtype)
+    """uint32 key data as seeds of `dtype`: the same bits as int32 (sign-extended
+    for int64, so that int32 and int64 seeds split alike)."""
+    return jax.lax.bitcast_convert_type(key_data, jnp.int32).astype(dtype)
 
 
 def split(seed, num=2, alg="auto_select"):
@@ -561,24 +563,37 @@ _MAX_SHUFFLE = 1 << 24
 
 def index_shuffle(index, seed, max_index):
     """Where `index` goes in a random permutation of `[0, max_index]` fixed by
-    `seed` (a shape-[3] integer vector), as TF's
-    `tf.random.experimental.index_shuffle`; `index` may be a vector.
+    `seed` (TF's `tf.random.experimental.index_shuffle`): a scalar index takes
+    a seed of shape [3] (or [2]), a vector of n indices an `[n, 3]` seed, one
+    row per index, as in TF.
 
     Differences from TensorFlow: another permutation (TF uses a Philox-based
-    bijection); `max_index` up to 2**24, a seed of shape [3] only; eager only.
+    bijection); `max_index` below 2**24; computed on the host (eager only).
     """
     s = np.asarray(to_value(seed))
-    if s.shape != (3,):
+    idx = np.asarray(to_value(index))
+    if idx.ndim > 1:
         raise errors.invalid_argument(
-            f"Seed must be a vector of size [3] or a matrix of size [n, 3]; got "
-            f"shape {list(s.shape)}.",
+            "Index bust be a scalar or vector.", "RandomIndexShuffle"
+        )
+    ok = s.shape in ((2,), (3,)) if idx.ndim == 0 else s.shape == (idx.size, 3)
+    if not ok:
+        raise errors.invalid_argument(
+            "Seed must be a vector of size [3] or a matrix of size "
+            f"[{max(idx.size, 1)}, 3]; got shape {list(s.shape)}.",
             "RandomIndexShuffle",
         )
-    idx = np.asarray(to_value(index))
     m = int(np.asarray(to_value(max_index)))
     if m >= _MAX_SHUFFLE:
         raise NotImplementedError(
             f"index_shuffle with max_index={m} >= 2**24 is not supported in jaxtape."
         )
-    perm = _permutation(m, tuple(int(w) for w in s))
-    return Tensor(jnp.asarray(perm[np.clip(idx, 0, m)].astype(idx.dtype)))
+    rows = s.reshape(-1, s.shape[-1])
+    flat = np.clip(idx.reshape(-1), 0, m)
+    out = np.asarray(
+        [
+            _permutation(m, tuple(int(w) for w in rows[i % len(rows)]))[j]
+            for i, j in enumerate(flat)
+        ]
+    )
+    return Tensor(jnp.asarray(out.reshape(idx.shape).astype(idx.dtype)))

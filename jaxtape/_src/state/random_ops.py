@@ -682,6 +682,12 @@ def all_candidate_sampler(
             "AllCandidateSampler",
         )
     n = int(num_sampled)
+    if tc.size and (tc.min() < 0 or tc.max() >= n):
+        bad = tc.max() if tc.max() >= n else tc.min()
+        raise errors.invalid_argument(
+            f"`true_candidate` out of range [0, {n}), received {bad}",
+            "AllCandidateSampler",
+        )
     return (
         Tensor(jnp.arange(n, dtype=jnp.int64)),
         Tensor(jnp.ones(tc.shape, jnp.float32)),
