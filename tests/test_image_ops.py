@@ -480,6 +480,47 @@ ERRORS: dict[str, tuple[Callable, tuple]] = {
     ),
     "random_hue_delta": (lambda m, x: m.image.random_hue(x, 0.7), (_RGB,)),
     "random_crop_too_big": (lambda m, x: m.image.random_crop(x, [8, 2, 2]), (_X3,)),
+    "resize_negative_size": (lambda m, x: m.image.resize(x, [-2, 3]), (_X3,)),
+    "resize_zero_size": (lambda m, x: m.image.resize(x, [0, 3], "lanczos3"), (_X3,)),
+    "rot90_float_k": (lambda m, x: m.image.rot90(x, 1.0), (_X3,)),
+    "extract_patches_rank_3": (
+        lambda m, x: m.image.extract_patches(
+            x, [1, 2, 2, 1], [1] * 4, [1] * 4, "VALID"
+        ),
+        (_X3,),
+    ),
+    "extract_patches_padding": (
+        lambda m, x: m.image.extract_patches(x, [1, 2, 2, 1], [1] * 4, [1] * 4, "FOO"),
+        (_X4,),
+    ),
+    "stateless_seed_shape": (
+        lambda m, x: m.image.stateless_random_flip_left_right(x, seed=[1, 2, 3]),
+        (_X3,),
+    ),
+    "adjust_contrast_rank_2": (
+        lambda m, x: m.image.adjust_contrast(x, 2.0),
+        (img(4, 3),),
+    ),
+    "adjust_gamma_negative_tensor": (
+        lambda m, x: m.image.adjust_gamma(x, m.constant(-1.0)),
+        (_RGB,),
+    ),
+    "pad_tensor_offset_too_big": (
+        lambda m, x: m.image.pad_to_bounding_box(x, m.constant(5), 0, 9, 9),
+        (_X3,),
+    ),
+    "crop_and_resize_zero_crop": (
+        lambda m, x: m.image.crop_and_resize(x, _BOXES[:1], [0], [0, 2]),
+        (_X4,),
+    ),
+    "draw_bounding_boxes_few_color_channels": (
+        lambda m, x: m.image.draw_bounding_boxes(x, _DRAW, [[1.0, 0.0]]),
+        (img(2, 9, 11, 3),),
+    ),
+    "non_max_suppression_negative_size": (
+        lambda m, b: m.image.non_max_suppression(b, b[:, 0], -1),
+        (_NMS_BOXES,),
+    ),
     "crop_and_resize_box_index": (
         lambda m, x: m.image.crop_and_resize(x, _BOXES[:1], [5], [2, 2]),
         (_X4,),

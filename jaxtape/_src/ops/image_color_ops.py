@@ -221,7 +221,11 @@ def adjust_contrast(images, contrast_factor):
     images = _image(images)
     orig = images.dtype
     flt = _to_float(images)
-    _check_at_least_3d(flt, "images")
+    if len(_dims_of(flt)) < 3:
+        raise errors.invalid_argument(
+            f"input must be at least 3-D, got shape{list(_dims_of(flt))}",
+            "AdjustContrastv2",
+        )
     factor = math_ops.cast(contrast_factor, dtypes.float32)
     if len(_dims_of(factor)) != 0:
         raise errors.invalid_argument(

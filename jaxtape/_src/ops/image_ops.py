@@ -177,6 +177,8 @@ def rot90(image, k=1, name=None):
             f"'image' (shape {_tf_shape(_dims_of(image))})must have "
             "either 3 or 4 dimensions."
         )
+    if not isinstance(to_value(k), jax.core.Tracer):
+        to_value(k, np.int32)  # (TF's TypeError for a float k)
     return _rot90(image, _static_int(k, "rot90's k") % 4)
 
 
@@ -616,6 +618,9 @@ def resize(
         factor = min(_F(new_h) / _F(h), _F(new_w) / _F(w))
         new_h = int(np.round(factor * _F(h)))
         new_w = int(np.round(factor * _F(w)))
+    for d in (new_h, new_w):
+        if d < 0:  # (TF's shape inference of `size`)
+            raise ValueError(f"Dimension {d} must be >= 0")
     if new_h <= 0 or new_w <= 0:
         raise errors.invalid_argument(
             f"output dimensions must be positive; got size [{new_h}, {new_w}].",
@@ -727,14 +732,16 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
     dimension in TF's (row, col, channel) order."""
     images = _image(images)
     if len(_dims_of(images)) != 4:
-        raise ValueError(
-            f"Shape must be rank 4 but is rank {len(_dims_of(images))} for "
-            "'ExtractImagePatches'."
+        raise errors.invalid_argument(
+            f"input must be 4-dimensional{list(_dims_of(images))}",
+            "ExtractImagePatches",
         )
-    pad = str(padding).upper()
+    pad = str(padding)
     if pad not in ("SAME", "VALID"):
-        raise ValueError(
-            f"`padding` must be 'SAME' or 'VALID'. Received: padding={padding!r}"
+        raise errors.invalid_argument(
+            f"Value for attr 'padding' of \"{padding}\" is not in the list of allowed "
+            'values: "SAME", "VALID"',
+            "ExtractImagePatches",
         )
     k = _four(sizes, "ksizes")
     s = _four(strides, "strides")

@@ -30,9 +30,10 @@ def _stateless_key(seed):
     """A jax key fixed by a TF stateless seed (two integers; may be traced)."""
     s = to_value(seed)
     if np.shape(s) != (2,) or np.dtype(s.dtype).kind not in "iu":
-        raise ValueError(
-            f"seed must be a shape-[2] integer tensor (TF's stateless seed); got "
-            f"{seed!r}. Pass e.g. `seed=(1, 2)`."
+        raise errors.invalid_argument(
+            f"seed must have shape [2], not {list(np.shape(s))}: TF's stateless "
+            f"seed is two integers; got {seed!r}. Pass e.g. `seed=(1, 2)`.",
+            "StatelessRandomGetKeyCounter",
         )
     s = jnp.asarray(s)
     key = jax.random.key(0)
