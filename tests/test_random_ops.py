@@ -347,6 +347,10 @@ def test_candidate_samplers_match_tensorflow_shapes_and_expected_counts(tf):
     )  # fmt: skip
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
     assert (np.asarray(got[0]) >= 2).all()  # reserved ids have probability 0
+    for step in range(3):  # counts learned from earlier calls' true classes
+        want = tf.random.learned_unigram_candidate_sampler(true, 2, 3, False, 10, 7)
+        got = jaxtape.random.learned_unigram_candidate_sampler(true, 2, 3, False, 10, 7)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, err_msg=str(step))
     want = tf.random.all_candidate_sampler(true, 2, 10, True)
     got = jaxtape.random.all_candidate_sampler(true, 2, 10, True)
     for g, w in zip(got, want):

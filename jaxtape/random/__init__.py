@@ -30,6 +30,7 @@ from jaxtape._src.state.random_ops import (  # noqa: F401
 from jaxtape._src.state.random_ops import (  # noqa: F401
     all_candidate_sampler,
     fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )

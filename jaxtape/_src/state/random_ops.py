@@ -668,6 +668,40 @@ def fixed_unigram_candidate_sampler(
     )
 
 
+_LEARNED_COUNTS: dict[tuple, np.ndarray] = {}
+
+
+def learned_unigram_candidate_sampler(
+    true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None
+):
+    """Samples classes by a unigram distribution learned from the true classes
+    of earlier calls (TF's `tf.random.learned_unigram_candidate_sampler`):
+    counts start at 1 for every class, and each call samples, then adds its
+    `true_classes`. As in TF eager, calls with the same arguments (`seed`
+    included) share the counts. Returns as `uniform_candidate_sampler`.
+
+    Differences from TensorFlow: the counts live on the host, so it runs
+    eagerly only.
+    """
+    del name  # accepted for TF compatibility
+    op_name = "LearnedUnigramCandidateSampler"
+    n = _range_max(range_max, op_name)
+    state = (int(num_true), int(num_sampled), bool(unique), n, seed)
+    counts = _LEARNED_COUNTS.setdefault(state, np.ones((n,), np.float64))
+    out = _run_sampler(
+        op_name,
+        true_classes,
+        num_true,
+        num_sampled,
+        unique,
+        counts / counts.sum(),
+        seed,
+    )
+    seen = np.asarray(to_value(true_classes)).ravel()
+    np.add.at(counts, seen[(seen >= 0) & (seen < n)], 1.0)
+    return out
+
+
 def all_candidate_sampler(
     true_classes, num_true, num_sampled, unique, seed=None, name=None
 ):
