@@ -93,7 +93,14 @@ def crop_and_resize(
 ):
     """Crops boxes from a batch of images and resizes each crop to `crop_size`
     (bilinear or nearest, TF's corner-aligned sampling); samples outside the
-    image take `extrapolation_value`. The result is float32."""
+    image take `extrapolation_value`. The result is float32.
+
+    Differences from TensorFlow:
+      Where a sample falls exactly on a pixel row or column, the gradient
+      with respect to the boxes is the other one-sided derivative than TF's
+      kernel may take (the value is the same); `nearest` may round an exact
+      .5 sample position the other way (float rounding of the position).
+    """
     image = _image(image)
     shape = _dims_of(image)
     if len(shape) != 4:
@@ -236,7 +243,13 @@ def non_max_suppression(
     name=None,
 ):
     """Greedy non-max suppression: indices (int32) of the kept boxes, by
-    descending score."""
+    descending score.
+
+    Differences from TensorFlow:
+      Runs eagerly only (its output size depends on the values); inside
+      `jaxtape.function` use `non_max_suppression_padded(...,
+      pad_to_max_output_size=True)`.
+    """
     b, s, m = _nms_inputs(boxes, scores, max_output_size, "NonMaxSuppressionV3")
     t = _iou_arg(iou_threshold, "NonMaxSuppressionV3")
     iou = _iou_matrix(b)
@@ -367,9 +380,14 @@ def non_max_suppression_padded(
     """Hard NMS with a fixed-size result: `(indices, num_valid)`, the indices
     padded with zeros to `max_output_size` when `pad_to_max_output_size`
     (needed inside `jaxtape.function` and for batched `[..., n, 4]` boxes).
+    The kept boxes are those of `non_max_suppression`, in the same order.
 
     `sorted_input`, `canonicalized_coordinates` and `tile_size` are TF's
     speed hints; the result does not depend on them here.
+
+    Differences from TensorFlow:
+      TF's tiled algorithm can keep a different set at `iou_threshold=0`
+      (seen in TF 2.21); jaxtape keeps the greedy result there too.
     """
     del sorted_input, canonicalized_coordinates, tile_size  # (speed hints only)
     boxes, scores = convert_to_tensor(boxes), convert_to_tensor(scores)
@@ -406,7 +424,12 @@ def combined_non_max_suppression(
     name=None,
 ):
     """Per-class greedy NMS over a batch, merged by score: `(nmsed_boxes,
-    nmsed_scores, nmsed_classes, valid_detections)`, zero-padded."""
+    nmsed_scores, nmsed_classes, valid_detections)`, zero-padded.
+
+    Differences from TensorFlow:
+      Runs eagerly only (on the host); equal scores across classes are
+      ordered by class (TF's sort leaves their order unspecified).
+    """
     op_name = "CombinedNonMaxSuppression"
     b = _host(boxes, op_name).astype(_F)
     s = _host(scores, op_name).astype(_F)

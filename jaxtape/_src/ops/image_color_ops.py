@@ -48,7 +48,11 @@ def _to_float(image: Tensor) -> Tensor:
 # -- grayscale ----------------------------------------------------------------------
 def rgb_to_grayscale(images, name=None):
     """Luma `0.2989 R + 0.5870 G + 0.1140 B`, keeping a last axis of size 1 and
-    the input dtype (integers through `convert_image_dtype`)."""
+    the input dtype (integers through `convert_image_dtype`).
+
+    >>> jaxtape.image.rgb_to_grayscale(jaxtape.constant([[[255, 0, 0]]], jaxtape.uint8))
+    <jaxtape.Tensor: shape=(1, 1, 1), dtype=uint8, numpy=array([[[76]]], dtype=uint8)>
+    """
     images = _image(images)
     orig = images.dtype
     flt = convert_image_dtype(images, dtypes.float32)

@@ -134,7 +134,14 @@ def _reverse(image, axes):
 
 
 def flip_left_right(image):
-    """Flips an image (or batch) horizontally: reverses the width axis."""
+    """Flips an image (or batch) horizontally: reverses the width axis.
+
+    >>> x = jaxtape.reshape(jaxtape.range(4.0), [2, 2, 1])
+    >>> jaxtape.image.flip_left_right(x)[..., 0]
+    <jaxtape.Tensor: shape=(2, 2), dtype=float32, numpy=
+    array([[1., 0.],
+           [3., 2.]], dtype=float32)>
+    """
     image = _image(image)
     _check_at_least_3d(image)
     _check_3_or_4_flip(image)
@@ -602,8 +609,16 @@ def resize(
     downsampling (TF's `ScaleAndTranslate`); `preserve_aspect_ratio=True`
     fits the image inside `size`.
 
+    >>> x = jaxtape.reshape(jaxtape.range(4.0), [2, 2, 1])
+    >>> jaxtape.image.resize(x, [3, 3])[..., 0]
+    <jaxtape.Tensor: shape=(3, 3), dtype=float32, numpy=
+    array([[0. , 0.5, 1. ],
+           [1. , 1.5, 2. ],
+           [2. , 2.5, 3. ]], dtype=float32)>
+
     Differences from TensorFlow:
-      `area` has a gradient (TF registers none for `ResizeArea`).
+      `area` has a gradient (TF registers none for `ResizeArea`). `size`
+      must be known while tracing inside `jaxtape.function`.
     """
     images = _image(images)
     shape = _dims_of(images)

@@ -381,7 +381,13 @@ def extract_glimpse(
     """Extracts a `size` glimpse from each image at `offsets` (`[batch, 2]`,
     (y, x)); where the glimpse leaves the image it shows `noise`: 'uniform'
     (in each image channel's [min, max]), 'gaussian' (its mean and stddev) or
-    'zero'. TF 2's conventions (`ExtractGlimpseV2`)."""
+    'zero'. TF 2's conventions (`ExtractGlimpseV2`).
+
+    Differences from TensorFlow:
+      The noise values differ from TF's (another generator; drawn from the
+      global one, so `set_seed` fixes them); the glimpse has a gradient with
+      respect to `input` (TF registers none).
+    """
     images = _image(input, "input")
     shape = _dims_of(images)
     if len(shape) != 4:
