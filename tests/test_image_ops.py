@@ -19,6 +19,14 @@ import pytest
 import jaxtape
 
 R = np.random.default_rng(11)
+
+
+@pytest.fixture(autouse=True)
+def _no_global_seed_afterwards():
+    yield
+    jaxtape.random.set_seed(None)  # (the random-op tests set it)
+
+
 F32, F64, U8 = np.float32, np.float64, np.uint8
 
 
