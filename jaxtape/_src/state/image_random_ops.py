@@ -5,7 +5,8 @@ seeds like every random op; the image arithmetic is `ops/image_*`'s.
 
 A `stateless_*` op's `seed` (a shape-[2] integer tensor) alone fixes its
 result, as in TF: the same seed gives the same image, in eager code and
-inside `jaxtape.function`. The numbers differ from TF's (another generator),
+inside `jaxtape.function` (the key is `ops/stateless_random_ops`' for that
+seed, as `jaxtape.random.stateless_uniform` uses). The numbers differ from TF's (another generator),
 the distributions do not.
 """
 
@@ -21,28 +22,17 @@ from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import image_color_ops, image_ops
 from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.ops.image_ops import _dims_of, _image
+from jaxtape._src.ops.stateless_random_ops import seed_key
 from jaxtape._src.state.random_ops import next_key
 
 _F32 = np.float32
 
 
 def _stateless_key(seed):
-    """A jax key fixed by a TF stateless seed (two integers; may be traced)."""
-    s = to_value(seed)
-    if np.shape(s) != (2,) or np.dtype(s.dtype).kind not in "iu":
-        raise errors.invalid_argument(
-            f"seed must have shape [2], not {list(np.shape(s))}: TF's stateless "
-            f"seed is two integers; got {seed!r}. Pass e.g. `seed=(1, 2)`.",
-            "StatelessRandomGetKeyCounter",
-        )
-    s = jnp.asarray(s)
-    key = jax.random.key(0)
-    for i in range(2):
-        part = s[i]
-        key = jax.random.fold_in(key, (part & 0xFFFFFFFF).astype(jnp.uint32))
-        if s.dtype.itemsize > 4:
-            key = jax.random.fold_in(key, (part >> 32).astype(jnp.uint32))
-    return key
+    """A jax key fixed by a TF stateless seed (two integers; may be traced):
+    the key `jaxtape.random.stateless_uniform` draws from for that seed."""
+    key_data = to_value(seed_key(seed))
+    return jax.random.wrap_key_data(key_data, impl="threefry2x32")
 
 
 def _uniform(key, lo, hi, shape=()):
