@@ -6,8 +6,8 @@ seeds like every random op; the image arithmetic is `ops/image_*`'s.
 A `stateless_*` op's `seed` (a shape-[2] integer tensor) alone fixes its
 result, as in TF: the same seed gives the same image, in eager code and
 inside `jaxtape.function` (the key is `ops/stateless_random_ops`' for that
-seed, as `jaxtape.random.stateless_uniform` uses). The numbers differ from TF's (another generator),
-the distributions do not.
+seed, as `jaxtape.random.stateless_uniform` uses). The numbers differ from
+TF's (another generator), the distributions do not.
 """
 
 from __future__ import annotations
