@@ -251,6 +251,12 @@ def uniform_from_key(key, shape, minval, maxval, dtype, op_name="RandomUniform")
                 "`minval` and `maxval` must be both None or not None. Got "
                 f"`minval`={minval} and `maxval`={maxval}."
             )
+        if np_dt.kind == "u":
+            raise ValueError(
+                f"Argument `dtype` got invalid value jaxtape.{np_dt.name} when "
+                "argument `minval` is not None. Please don't use unsigned integers "
+                "in this case."
+            )
         lo = to_value(minval, np_dt)  # a float bound is TF's TypeError
         hi = to_value(maxval, np_dt)
         if not isinstance(lo, jax.core.Tracer) and not isinstance(hi, jax.core.Tracer):
@@ -364,8 +370,6 @@ def stateless_uniform(
     del name  # accepted for TF compatibility
     convert_alg(alg)
     key = seed_key(seed, "StatelessRandomUniformV2")
-    if dtypes.np_dtype(dtype).kind in "iu" and maxval is None and minval == 0:
-        minval = None if dtypes.np_dtype(dtype).kind == "u" else minval
     return uniform_from_key(key, shape, minval, maxval, dtype, "StatelessRandomUniform")
 
 
