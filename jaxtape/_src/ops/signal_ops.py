@@ -10,6 +10,14 @@ TF's rules kept: `fft*` take complex64/complex128 (NumPy and Python inputs are
 converted to complex64 first, as TF's op wrapper does); `rfft*` take
 float32/float64 and give complex64/complex128; `fft_length` pads or crops the
 innermost dimensions; window lengths, frame lengths and steps are integers.
+
+Differences from TensorFlow: lengths and steps must be known integers (TF
+also takes scalar tensors computed inside `tf.function`); a NumPy float64
+input to `rfft*` stays float64 (TF's wrapper converts it to float32); the
+`rfft`/`irfft` family has gradients also where TF has none (3-D) or fails
+(2-D with a cropping `fft_length`); an empty transform gives zeros (TF's
+`rfft` of an empty inner dimension returns uninitialized memory); the
+`fftnd` family is computed (TF ships no CPU/GPU kernel for it).
 """
 
 from __future__ import annotations
