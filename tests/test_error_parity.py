@@ -648,6 +648,31 @@ CASES = {
             m.zeros([2])
         )
     ),
+    # -- run-time shifts and offsets inside functions; static shape errors there ------
+    "roll_by_a_run_time_shift": _row(
+        lambda m: m.function(lambda x, s: m.roll(x, s, [0, 1]))(
+            m.reshape(m.range(6), [2, 3]), m.constant([1, 5])
+        )
+    ),
+    "slice_at_a_run_time_begin": _row(
+        lambda m: m.function(lambda x, b: m.slice(x, b, [1, 2]))(
+            m.reshape(m.range(6), [3, 2]), m.constant([2, 0])
+        )
+    ),
+    "slice_at_a_run_time_begin_out_of_range": _row(
+        lambda m: m.function(lambda x, b: m.slice(x, b, [2]))(
+            m.constant([1, 2, 3]), m.constant([2])
+        )
+    ),
+    "reshape_count_mismatch_in_a_function": _row(
+        lambda m: m.function(lambda x: m.reshape(x, [4]))(m.constant([1, 2, 3]))
+    ),
+    "split_uneven_in_a_function": _row(
+        lambda m: m.function(lambda x: m.split(x, 2))(m.constant([1, 2, 3]))
+    ),
+    "split_sizes_mismatch_in_a_function": _row(
+        lambda m: m.function(lambda x: m.split(x, [1, 1]))(m.constant([1, 2, 3]))
+    ),
     # -- a Variable's sparse updates ---------------------------------------------------
     "variable_scatter_updates": _row(
         lambda m: [

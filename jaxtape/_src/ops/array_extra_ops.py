@@ -13,11 +13,12 @@ import collections
 import time
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxtape._src.core import errors
+from jaxtape._src.core import checks, errors
 from jaxtape._src.core.dispatch import _tf_name, op, to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.ops.array_ops import (
@@ -232,27 +233,39 @@ def _roll(input, shift, axis):  # noqa: A002
     return jnp.roll(input, shift, axis)
 
 
+@op("Roll", inputs=("input", "shift"))
+def _roll_traced(input, shift, axis):  # noqa: A002
+    return jnp.roll(input, jnp.reshape(shift, (-1,)), axis)
+
+
 def roll(input, shift, axis, name=None):  # noqa: A002
     """Rolls `input` by `shift` along `axis` (each may be a list; a shift of
     an axis named twice adds up)."""
     x = to_value(input)
-    shifts = np.atleast_1d(np.asarray(to_value(shift)))
+    shift_value = to_value(shift)
+    if isinstance(shift_value, jax.core.Tracer):  # a shift known at run time
+        return _roll_traced(input, shift, _roll_axes(axis, np.ndim(x), shift_value))
+    shifts = np.atleast_1d(np.asarray(shift_value))
+    axes = _roll_axes(axis, np.ndim(x), shifts)
+    return _roll(input, tuple(int(s) for s in shifts), axes)
+
+
+def _roll_axes(axis, nd, shifts) -> tuple:
     axes = np.atleast_1d(np.asarray(to_value(axis)))
-    if shifts.dtype.kind not in "iu" or axes.dtype.kind not in "iu":
+    if np.dtype(shifts.dtype).kind not in "iu" or axes.dtype.kind not in "iu":
         raise errors.invalid_argument("shift and axis must be integers.", "Roll")
-    if shifts.shape != axes.shape:
+    if np.size(shifts) != axes.size:
         raise errors.invalid_argument(
-            f"shift and axis must have the same size; got {shifts.size} and "
+            f"shift and axis must have the same size; got {np.size(shifts)} and "
             f"{axes.size}.",
             "Roll",
         )
-    nd = np.ndim(x)
     for a in axes:
         if not -nd <= a < nd:
             raise errors.invalid_argument(
                 f"axis {a} is out of range for a tensor of rank {nd}.", "Roll"
             )
-    return _roll(input, tuple(int(s) for s in shifts), tuple(int(a) % nd for a in axes))
+    return tuple(int(a) % nd for a in axes)
 
 
 def meshgrid(*args, **kwargs):
@@ -303,10 +316,36 @@ def _slice(input_, begin, size):
     return lax.slice(input_, begin, tuple(b + s for b, s in zip(begin, size)))
 
 
+def _check_dynamic_slice(xp, input_, begin, size):
+    """TF's check of a run-time `begin`: each block inside `input_`."""
+    shape = np.shape(input_)
+    b = checks.host(begin) if xp is np else begin
+    last = np.asarray(shape, b.dtype) - np.asarray(size, b.dtype)  # (strict dtypes)
+    bad = (b < 0) | (b > last)
+    checks.require(
+        xp,
+        bad,
+        "Slice",
+        "Expected begin[{}] = {} in [0, dim - size] for the sizes "
+        f"{[int(s) for s in size]} of a tensor of shape {list(shape)}",
+        lambda xp, p: p,
+        lambda xp, p: b[p],
+    )
+
+
+@op("Slice", inputs=("input_", "begin"), check=_check_dynamic_slice)
+def _dynamic_slice(input_, begin, size):
+    return lax.dynamic_slice(input_, [begin[i] for i in range(len(size))], size)
+
+
 def slice(input_, begin, size, name=None):  # noqa: A001
     """The `size` block of `input_` starting at `begin` (a size of -1 takes the
-    rest of that dimension)."""
+    rest of that dimension). Inside `jaxtape.function` `begin` may be known
+    only at run time (a loop's counter); the sizes must then be given."""
     shape = np.shape(to_value(input_))
+    begin_value = to_value(begin)
+    if isinstance(begin_value, jax.core.Tracer):
+        return _slice_at_run_time(input_, begin, size, shape)
     begin, size = _shape(begin, "Slice"), _shape(size, "Slice")
     if len(begin) != len(shape) or len(size) != len(shape):
         raise errors.invalid_argument(
@@ -323,6 +362,29 @@ def slice(input_, begin, size, name=None):  # noqa: A001
                 "Slice",
             )
     return _slice(input_, begin, size)
+
+
+def _slice_at_run_time(input_, begin, size, shape):
+    size = _shape(size, "Slice")
+    if np.shape(to_value(begin)) != (len(shape),) or len(size) != len(shape):
+        raise errors.invalid_argument(
+            f"Expected begin and size arguments to be 1-D tensors of size "
+            f"{len(shape)}, but got shapes {list(np.shape(to_value(begin)))} and "
+            f"[{len(size)}] instead.",
+            "Slice",
+        )
+    if any(s == -1 for s in size):
+        raise NotImplementedError(
+            "slice with a `begin` known only at run time and a size of -1: the "
+            "block's size would be known only at run time, and XLA's are fixed. "
+            f"Give every size (input shape {list(shape)})."
+        )
+    for i, (s, d) in enumerate(zip(size, shape)):
+        if not 0 <= s <= d:
+            raise errors.invalid_argument(
+                f"Expected size[{i}] in [0, {d}], but got {s}", "Slice"
+            )
+    return _dynamic_slice(input_, begin, size)
 
 
 def strided_slice(

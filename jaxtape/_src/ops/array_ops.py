@@ -122,11 +122,20 @@ def _reshape_error(n, shape):
             f"Input to reshape is a tensor with {n} values, but the requested shape "
             f"has {known}"
         )
-    return errors.invalid_argument(
+    return _static_shape_error(
         f"{text}. Requested shape: {list(shape)}. The element counts must match; use "
         "-1 for one dimension to infer it.",
         "Reshape",
     )
+
+
+def _static_shape_error(text: str, op_name: str) -> Exception:
+    """A shape error found from static shapes: TF's `InvalidArgumentError`
+    eagerly, its `ValueError` while a function traces (TF's shape inference
+    raises it while building the graph)."""
+    if context.state.function_depth:
+        return ValueError(f"{text} [Op:{op_name}]")
+    return errors.invalid_argument(text, op_name)
 
 
 @op("Transpose")
@@ -357,7 +366,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
                 "Split",
             )
         if size % num_or_size_splits:
-            raise errors.invalid_argument(
+            raise _static_shape_error(
                 "Number of ways to split should evenly divide the split dimension, "
                 f"but got split_dim {axis} (size = {size}) and num_split "
                 f"{num_or_size_splits}. Pass a list of sizes instead.",
@@ -373,7 +382,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
     if -1 in sizes and known <= size:
         sizes[sizes.index(-1)] = size - known
     if sum(sizes) != size or min(sizes, default=0) < 0:
-        raise errors.invalid_argument(
+        raise _static_shape_error(
             "Determined shape must either match input shape along split_dim exactly "
             "if fully specified, or be less than the size of the input along "
             f"split_dim if not fully specified.  Got: {known}. The sizes "
