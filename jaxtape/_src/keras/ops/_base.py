@@ -10,6 +10,7 @@ Layer L5 (keras); imports `core` only.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,17 @@ def body(name: str, differentiable: bool = True) -> Callable[[Callable], Callabl
     """
 
     def decorate(fn: Callable) -> Callable:
-        return register_op(fn, name=f"keras.ops.{name}", differentiable=differentiable)
+        # One compiled dispatch per call (a body is often several jnp calls);
+        # tapes record the jitted body, which JAX differentiates through.
+        kw = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        ]
+        jitted = jax.jit(fn, static_argnames=kw)
+        return register_op(
+            jitted, name=f"keras.ops.{name}", differentiable=differentiable
+        )
 
     return decorate
 

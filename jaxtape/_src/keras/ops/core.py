@@ -22,7 +22,7 @@ from jaxtape._src.function import control_flow
 from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops import numpy as knp
 from jaxtape._src.keras.ops._base import body, dtype_arg, shape_arg, static, tensor
-from jaxtape._src.ops import nondiff
+from jaxtape._src.ops import nest, nondiff
 
 cast = knp.cast
 shape = knp.shape
@@ -99,23 +99,29 @@ def custom_gradient(f):
     return _tf_custom_gradient(wrapped)
 
 
+def _limits(d: str) -> tuple:
+    if d == "bool":
+        return 0, 1
+    np_d = np.dtype(kd.jnp_dtype(d))
+    info = np.iinfo(np_d) if np_d.kind in "iu" else jnp.finfo(np_d)
+    return info.min, info.max
+
+
 def saturate_cast(x, dtype):
-    """Keras 3's `keras.ops.saturate_cast`: `cast`, clipping to `dtype`'s range."""
+    """Keras 3's `keras.ops.saturate_cast`: `cast`, clipping to `dtype`'s range
+    first (limits nudged into the input dtype, as Keras's)."""
     d = dtype_arg(dtype)
     x = tensor(x)
-    target = np.dtype(kd.jnp_dtype(d))
-    src = np.dtype(kd.jnp_dtype(kd.dtype_of(x)))
-    if target.kind in "iu" and src.kind in "iuf":
-        info = np.iinfo(target)
-        lo, hi = info.min, info.max
-        if src.kind == "f":
-            lo = float(np.nextafter(np.asarray(lo, src), np.inf)) if lo < 0 else 0.0
-            hi = float(np.nextafter(np.asarray(hi, src), -np.inf))
-        if src.kind in "iu":
-            s = np.iinfo(src)
-            lo, hi = builtin_max(lo, s.min), builtin_min(hi, s.max)
-        return knp.cast(knp.clip(x, lo, hi), d)
-    return knp.cast(x, d)
+    src = kd.dtype_of(x)
+    in_dt = kd.jnp_dtype(src)
+    (in_min, in_max), (out_min, out_max) = _limits(src), _limits(d)
+    lo = np.asarray(np.maximum(in_min, out_min)).astype(in_dt)
+    if lo < out_min:
+        lo = np.nextafter(lo, np.asarray(0, in_dt))
+    hi = np.asarray(np.minimum(in_max, out_max)).astype(in_dt)
+    if hi > out_max:
+        hi = np.nextafter(hi, np.asarray(0, in_dt))
+    return knp.cast(knp.clip(x, lo, hi), d)
 
 
 builtin_max, builtin_min = max, min
@@ -149,7 +155,7 @@ def slice_update(inputs, start_indices, updates):
 
 @body("scatter")
 def _scatter(indices, values, *, shape):
-    idx = tuple(jnp.moveaxis(indices, -1, 0))
+    idx = tuple(jnp.moveaxis(jnp.asarray(indices), -1, 0))
     return jnp.zeros(shape, values.dtype).at[idx].add(values)
 
 
@@ -161,8 +167,8 @@ def scatter(indices, values, shape):
 
 @body("scatter_update")
 def _scatter_update(x, indices, updates, *, reduction):
-    idx = tuple(jnp.moveaxis(indices, -1, 0))
-    at = x.at[idx]
+    idx = tuple(jnp.moveaxis(jnp.asarray(indices), -1, 0))
+    at = jnp.asarray(x).at[idx]
     u = updates.astype(x.dtype)
     if reduction is None:
         return at.set(u)
@@ -232,6 +238,7 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None):
     """
     is_tuple = isinstance(loop_vars, (tuple, list))
     lv = tuple(loop_vars) if is_tuple else (loop_vars,)
+    lv = nest.map_structure(_as_tensor, lv)
 
     def _body(*args):
         out = body(*args)
@@ -257,8 +264,12 @@ def fori_loop(lower, upper, body_fun, init_val):
     return while_loop(_cond, _body, (i0, init_val))[1]
 
 
+def _as_tensor(v):
+    return v if hasattr(v, "read_value") else convert_to_tensor(v)
+
+
 def _stack_tree(items):
-    return jax.tree.map(lambda *xs: knp.stack(list(xs)), *items)
+    return nest.map_structure(lambda *xs: knp.stack(list(xs)), *items)
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
@@ -269,23 +280,25 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     `jaxtape.function`); `unroll` is accepted and has no further effect.
     """
     del unroll
-    leaves = jax.tree.leaves(xs, is_leaf=lambda v: v is None)
+    leaves = [] if xs is None else nest.flatten(xs)
     n = length
-    if xs is not None and leaves:
+    if leaves:
         n = np.shape(tensor(leaves[0]))[0]
     if n is None:
         raise ValueError("`length` must be given when `xs` is None.")
     order = range(n - 1, -1, -1) if reverse else range(n)
     carry, ys = init, []
     for i in order:
-        x = None if xs is None else jax.tree.map(lambda v, i=i: knp.get_item(v, i), xs)
+        x = (
+            None
+            if xs is None
+            else nest.map_structure(lambda v, i=i: knp.get_item(v, i), xs)
+        )
         carry, y = f(carry, x)
         ys.append(y)
     if reverse:
         ys.reverse()
-    if not ys or all(
-        y is None for y in jax.tree.leaves(ys, is_leaf=lambda v: v is None)
-    ):
+    if not ys or all(y is None for y in ys):
         return carry, None
     return carry, _stack_tree(ys)
 
@@ -308,18 +321,18 @@ def vectorized_map(function, elements):
 
 def associative_scan(f, elems, reverse=False, axis=0):
     """Keras 3's `keras.ops.associative_scan` (a sequential scan here)."""
-    leaves, tree = jax.tree.flatten(elems)
+    leaves = nest.flatten(elems)
     n = np.shape(tensor(leaves[0]))[axis]
     parts = [knp.split(tensor(v), n, axis=axis) for v in leaves]
     order = list(range(n - 1, -1, -1)) if reverse else list(range(n))
     acc, outs = None, [None] * n
     for i in order:
-        cur = jax.tree.unflatten(tree, [p[i] for p in parts])
+        cur = nest.pack_sequence_as(elems, [p[i] for p in parts])
         acc = cur if acc is None else (f(acc, cur) if not reverse else f(cur, acc))
         outs[i] = acc
-    flat = [jax.tree.leaves(o) for o in outs]
-    return jax.tree.unflatten(
-        tree,
+    flat = [nest.flatten(o) for o in outs]
+    return nest.pack_sequence_as(
+        elems,
         [
             knp.concatenate([f_[j] for f_ in flat], axis=axis)
             for j in range(len(leaves))

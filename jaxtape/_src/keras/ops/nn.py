@@ -46,7 +46,7 @@ def _sparse_sigmoid(x):
     )
 
 
-def _activation(name, fn):
+def _activation(name, fn, keep_dtype=False):
     @body(name)
     def _op(x, *, dtype):
         return fn(x.astype(dtype))
@@ -55,13 +55,15 @@ def _activation(name, fn):
 
     def public(x):
         x, d = _float(x)
+        if keep_dtype:
+            d = knp._name(x)
         return _op(x, dtype=d)
 
     return name_public(public, name, f"Keras 3's `keras.ops.{name}` activation.")
 
 
-relu = _activation("relu", jax.nn.relu)
-relu6 = _activation("relu6", jax.nn.relu6)
+relu = _activation("relu", jax.nn.relu, keep_dtype=True)
+relu6 = _activation("relu6", jax.nn.relu6, keep_dtype=True)
 sigmoid = _activation("sigmoid", jax.nn.sigmoid)
 softplus = _activation("softplus", jax.nn.softplus)
 softsign = _activation("softsign", jax.nn.soft_sign)
@@ -185,23 +187,33 @@ def log_softmax(x, axis=-1):
 
 @body("sparsemax")
 def _sparsemax(x, *, axis, dtype):
-    x = jnp.moveaxis(x.astype(dtype), axis, -1)
-    z = jnp.sort(x, axis=-1)[..., ::-1]
-    k = jnp.arange(1, x.shape[-1] + 1, dtype=x.dtype)
-    cums = jnp.cumsum(z, axis=-1)
-    support = (1 + k * z) > cums
-    k_z = jnp.sum(support, axis=-1, keepdims=True)
-    tau = (jnp.take_along_axis(cums, k_z.astype(jnp.int32) - 1, axis=-1) - 1) / k_z
-    return jnp.moveaxis(jnp.maximum(x - tau, 0), -1, axis)
+    # Keras's formula, kept for parity: its threshold sums the cumulative sums
+    # over the support (the textbook sparsemax takes the one at k).
+    x = x.astype(dtype)
+    z = -jnp.sort(-x, axis=axis)
+    cums = jnp.cumsum(z, axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    r = jnp.arange(1, x.shape[axis] + 1, dtype=dtype).reshape(shape)
+    support = z - (cums - 1) / r > 0
+    k = jnp.sum(support, axis=axis, keepdims=True, dtype=dtype)
+    safe = jnp.where(support, cums, jnp.zeros_like(cums))
+    tau = (jnp.sum(safe, axis=axis, keepdims=True) - 1) / k
+    return jnp.maximum(x - tau, jnp.zeros_like(x))
 
 
 def sparsemax(x, axis=-1):
-    """Keras 3's `keras.ops.sparsemax`: the Euclidean projection onto the simplex."""
+    """Keras 3's `keras.ops.sparsemax`, Keras's formula exactly.
+
+    Differences from the textbook sparsemax (and the same in Keras): the
+    threshold sums all cumulative sums in the support, so rows need not sum
+    to 1.
+    """
     x, d = _float(x)
     return _sparsemax(x, axis=int(axis), dtype=d)
 
 
-# -- one-hot -----------------------------------------------------------------------------
+# -- one-hot --
 @body("one_hot", differentiable=False)
 def _one_hot(x, *, num_classes, axis, dtype):
     return jax.nn.one_hot(x, num_classes, axis=axis, dtype=dtype)
@@ -470,7 +482,7 @@ def normalize(x, axis=-1, order=2, epsilon=None):
 @body("psnr")
 def _psnr(x1, x2, *, max_val):
     mse = jnp.mean(jnp.square(x1 - x2))
-    return 20 * jnp.log10(max_val) - 10 * jnp.log10(mse)
+    return 20 * jnp.log10(jnp.asarray(max_val, mse.dtype)) - 10 * jnp.log10(mse)
 
 
 def psnr(x1, x2, max_val):
@@ -612,22 +624,16 @@ def separable_conv(
 
 @body("pool")
 def _pool(x, *, kind, window, strides, padding):
+    dt = np.dtype(x.dtype)
     if kind == "max":
-        init = (
-            -jnp.inf
-            if jnp.issubdtype(x.dtype, jnp.floating)
-            else jnp.iinfo(x.dtype).min
-        )
+        init = -np.inf if dt.kind == "f" else np.iinfo(dt).min
         return lax.reduce_window(
-            x, jnp.asarray(init, x.dtype), lax.max, window, strides, padding
+            x, np.asarray(init, dt), lax.max, window, strides, padding
         )
-    total = lax.reduce_window(
-        x, jnp.asarray(0, x.dtype), lax.add, window, strides, padding
-    )
-    ones = jnp.ones(x.shape, x.dtype)
-    count = lax.reduce_window(
-        ones, jnp.asarray(0, x.dtype), lax.add, window, strides, padding
-    )
+    zero = np.asarray(0, dt)
+    total = lax.reduce_window(x, zero, lax.add, window, strides, padding)
+    ones = np.ones(x.shape, dt)  # counts only the elements inside the input
+    count = lax.reduce_window(ones, zero, lax.add, window, strides, padding)
     return total / count
 
 

@@ -322,7 +322,7 @@ def _axis(axis):
 
 @body("sum")
 def _sum(x, *, axis, keepdims, dtype):
-    return jnp.sum(x.astype(dtype), axis=axis, keepdims=keepdims)
+    return jnp.sum(x.astype(dtype), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - Keras's public name
@@ -333,7 +333,7 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - Keras's public name
 
 @body("prod")
 def _prod(x, *, axis, keepdims, dtype):
-    return jnp.prod(x.astype(dtype), axis=axis, keepdims=keepdims)
+    return jnp.prod(x.astype(dtype), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
@@ -471,12 +471,13 @@ def _cumsum(x, *, axis, dtype, nan, product):
         x = jnp.where(jnp.isnan(x), 1 if product else 0, x)
     if axis is None:
         x, axis = x.reshape(-1), 0
-    return jnp.cumprod(x, axis=axis) if product else jnp.cumsum(x, axis=axis)
+    f = jnp.cumprod if product else jnp.cumsum
+    return f(x, axis=axis, dtype=dtype)
 
 
 def _cum(x, axis, dtype, nan, product):
     x = tensor(x)
-    d = sum_dtype(_name(x)) if dtype is None else dtype_arg(dtype)
+    d = _int32_if_bool(_name(x)) if dtype is None else dtype_arg(dtype)
     return _cumsum(x, axis=_axis(axis), dtype=d, nan=nan, product=product)
 
 
@@ -578,8 +579,8 @@ def empty(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
-    """Keras 3's `keras.ops.full`: the dtype of `fill_value` unless `dtype`."""
-    d = dtype_arg(dtype, _name(fill_value)) if dtype is None else dtype_arg(dtype)
+    """Keras 3's `keras.ops.full` (`floatx()` unless `dtype`)."""
+    d = dtype_arg(dtype)
     if type(fill_value) is Tensor:
         return broadcast_to(cast(fill_value, d), shape)
     return _fill(shape, static(fill_value), d)
@@ -1277,7 +1278,7 @@ def histogram(x, bins=10, range=None):  # noqa: A002 - Keras's argument name
         )
     counts, edges = np.histogram(arr, bins=bins, range=range)
     return (
-        Tensor(jnp.asarray(counts, jnp.int32)),
+        Tensor(jnp.asarray(counts, arr.dtype)),
         Tensor(jnp.asarray(edges, arr.dtype)),
     )
 
