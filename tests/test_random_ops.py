@@ -327,6 +327,20 @@ def test_stateful_samplers_follow_set_seed(tf):
     jaxtape.random.set_seed(None)
 
 
+def test_generators_first_made_inside_a_function_hold_concrete_state():
+    saved = jaxtape.random.get_global_generator()
+    jaxtape.random.set_global_generator(None)
+    try:
+        draw = jaxtape.function(
+            lambda a: (jaxtape.random.gamma([3], a), jaxtape.random.normal([2], seed=9))
+        )
+        first, second = draw(jaxtape.constant(2.0)), draw(jaxtape.constant(2.0))
+        for x, y in zip(first, second):
+            assert not np.array_equal(x, y)
+    finally:
+        jaxtape.random.set_global_generator(saved)
+
+
 def test_candidate_samplers_match_tensorflow_shapes_and_expected_counts(tf):
     true = np.asarray([[1, 4], [0, 9]], np.int64)
     for name in ("uniform", "log_uniform"):

@@ -141,6 +141,15 @@ ROWS: dict[str, Row] = {
         rtol=1e-4,
         atol=1e-4,
     ),
+    "stft_roundtrip_compiled": row(
+        lambda m, x: S(m).inverse_stft(
+            S(m).stft(x, 16, 4), 16, 4, window_fn=S(m).inverse_stft_window_fn(4)
+        ),
+        f(80),
+        compiled=True,
+        rtol=1e-4,
+        atol=1e-4,
+    ),
     "mdct": row(lambda m, x: S(m).mdct(x, 8), f(2, 40), rtol=1e-4, atol=1e-4),
     "mdct_kbd_ortho": row(
         lambda m, x: S(m).mdct(

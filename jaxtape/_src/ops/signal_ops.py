@@ -554,6 +554,20 @@ def stft(
     return rfft(framed, [n_fft])
 
 
+@op("InverseSTFTWindow")
+@_compiled
+def _inverse_window(forward, frame_step=1):
+    """`forward` divided by the sum of the squared windows overlapping each
+    sample (0 where that sum is 0), as TF's `inverse_stft_window_fn`."""
+    length = forward.shape[0]
+    overlaps = -(-length // frame_step)
+    denom = jnp.pad(jnp.square(forward), (0, overlaps * frame_step - length))
+    denom = denom.reshape(overlaps, frame_step).sum(0, keepdims=True)
+    denom = jnp.tile(denom, (overlaps, 1)).reshape(-1)[:length]
+    zero = denom == 0
+    return jnp.where(zero, jnp.zeros_like(forward), forward / jnp.where(zero, 1, denom))
+
+
 def inverse_stft_window_fn(frame_step, forward_window_fn=hann_window, name=None):
     """A window function for `inverse_stft` that undoes `forward_window_fn`'s
     overlap weighting (TF's `tf.signal.inverse_stft_window_fn`)."""
@@ -563,15 +577,7 @@ def inverse_stft_window_fn(frame_step, forward_window_fn=hann_window, name=None)
     def inverse_stft_window_fn_inner(frame_length, dtype):
         length = _static_int(frame_length, "frame_length", "inverse_stft_window_fn")
         forward = forward_window_fn(length, dtype=dtype)
-        denom = np.square(np.asarray(to_value(forward)))
-        overlaps = -(-length // step)
-        denom = np.pad(denom, (0, overlaps * step - length))
-        denom = np.tile(
-            denom.reshape(overlaps, step).sum(0, keepdims=True), (overlaps, 1)
-        )
-        denom = denom.reshape(-1)[:length]
-        inverse = np.where(denom == 0, 0, 1 / np.where(denom == 0, 1, denom))
-        return math_ops.multiply(forward, Tensor(jnp.asarray(inverse, denom.dtype)))
+        return _inverse_window(forward, step)
 
     return inverse_stft_window_fn_inner
 

@@ -102,9 +102,9 @@ class Generator:
             alg_value = _resolve_alg(alg)
             initial = _checked_state(state, alg_value)
         self._alg = alg_value
-        self.state = Variable(
-            jnp.asarray(initial, np.int64), trainable=False, name=name or "StateVar"
-        )
+        with jax.ensure_compile_time_eval():  # concrete also while a function traces
+            value = jnp.asarray(initial, np.int64)
+        self.state = Variable(value, trainable=False, name=name or "StateVar")
 
     @classmethod
     def from_seed(cls, seed, alg=None) -> Generator:
