@@ -547,11 +547,51 @@ def _nearest_index(n_in: int, n_out: int) -> np.ndarray:
     return np.clip(x.astype(np.int64), 0, n_in - 1).astype(np.int32)
 
 
-@op("ResizeBilinear", inputs=("images", "wh", "ww"))
-@_fused(3)
-def _resize_linear(images, wh, ww):
+_MAX_TAPS = 64  # banded (one gather per tap) while the taps are few, else dense
+
+
+@functools.lru_cache(maxsize=256)
+def _taps(method: str, antialias: bool, n_in: int, n_out: int):
+    """The weights of one axis as `(starts, weights)`: output `o` is
+    `sum_k weights[o, k] * x[starts[o] + k]` (the kernel's few taps, as TF's
+    kernels sum them), or `(None, dense)` for wide kernels."""
+    dense = _weights(method, antialias, n_in, n_out)
+    nz = dense != 0
+    if not nz.any():
+        return None, dense
+    rows = nz.any(axis=1)
+    first = np.where(rows, nz.argmax(axis=1), 0)
+    last = np.where(rows, n_in - 1 - nz[:, ::-1].argmax(axis=1), 0)
+    span = int(np.max(last - first + 1))
+    if n_in < 64 or span > min(_MAX_TAPS, n_in // 4):  # (small: dense is cheap)
+        return None, dense
+    starts = np.minimum(first, n_in - span).astype(np.int32)
+    idx = starts[:, None] + np.arange(span)
+    return starts, np.take_along_axis(dense, idx, axis=1)
+
+
+def _apply_taps(x, starts, weights, axis):
+    out = None
+    shape = [1] * x.ndim
+    shape[axis] = weights.shape[0]
+    for k in range(weights.shape[1]):
+        term = jnp.take(x, starts + k, axis=axis) * weights[:, k].reshape(shape)
+        out = term if out is None else out + term
+    return out
+
+
+@op("ResizeBilinear", inputs=("images", "starts_h", "wh", "starts_w", "ww"))
+@_fused(5)
+def _resize_banded(images, starts_h, wh, starts_w, ww):
     # The weights are inputs, not constants: one program per shape serves
-    # every method.
+    # every method with as many taps.
+    x = _apply_taps(images.astype(jnp.float32), starts_h, wh, images.ndim - 3)
+    return _apply_taps(x, starts_w, ww, images.ndim - 2)
+
+
+@op("ScaleAndTranslate", inputs=("images", "wh", "ww"))
+@_fused(3)
+def _resize_dense(images, wh, ww):
     x = images.astype(jnp.float32)
     x = jnp.einsum("oh,...hwc->...owc", wh, x, precision=_HIGHEST)
     return jnp.einsum("pw,...owc->...opc", ww, x, precision=_HIGHEST)
@@ -569,9 +609,15 @@ def _resize(images, size, method, antialias):
         return _resize_nearest(
             images, _nearest_index(h, size[0]), _nearest_index(w, size[1])
         )
-    wh = _weights(method, antialias, h, size[0])
-    ww = _weights(method, antialias, w, size[1])
-    return _resize_linear(images, wh, ww)
+    sh, wh = _taps(method, antialias, h, size[0])
+    sw, ww = _taps(method, antialias, w, size[1])
+    if sh is None or sw is None:
+        return _resize_dense(
+            images,
+            _weights(method, antialias, h, size[0]),
+            _weights(method, antialias, w, size[1]),
+        )
+    return _resize_banded(images, sh, wh, sw, ww)
 
 
 _METHODS = frozenset(m.value for m in ResizeMethod)
