@@ -196,6 +196,7 @@ from jaxtape._src.ops.array_extra_ops import (  # noqa: F401
 )
 from jaxtape._src.ops.linalg_ops import eig as eig, eigvals as eigvals  # noqa: F401
 from jaxtape._src.initializers.initializers import (  # noqa: F401  (TF's v2 classes)
+    Constant as constant_initializer,
     Ones as ones_initializer,
     RandomNormal as random_normal_initializer,
     RandomUniform as random_uniform_initializer,
@@ -222,6 +223,8 @@ from jaxtape._src.state.variable import (  # noqa: F401
 )
 from jaxtape._src.state.module import (  # noqa: F401
     Module as Module,
+    control_dependencies as control_dependencies,
+    get_current_name_scope as get_current_name_scope,
     init_scope as init_scope,
     name_scope as name_scope,
 )

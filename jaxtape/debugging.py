@@ -2,14 +2,28 @@
 
 from jaxtape._src.ops.misc_ops import (  # noqa: F401
     Assert,
+    assert_all_finite,
     assert_equal,
     assert_greater,
     assert_greater_equal,
+    assert_integer,
     assert_less,
     assert_less_equal,
     assert_near,
+    assert_negative,
+    assert_non_negative,
+    assert_non_positive,
+    assert_none_equal,
+    assert_positive,
+    assert_proper_iterable,
     assert_rank,
+    assert_rank_at_least,
+    assert_rank_in,
+    assert_same_float_dtype,
+    assert_scalar,
+    assert_type,
     check_numerics,
+    is_numeric_tensor,
 )
 from jaxtape._src.autodiff.explain import explain_gradient  # noqa: F401
 

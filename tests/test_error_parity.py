@@ -673,6 +673,48 @@ CASES = {
     "split_sizes_mismatch_in_a_function": _row(
         lambda m: m.function(lambda x: m.split(x, [1, 1]))(m.constant([1, 2, 3]))
     ),
+    # -- tf.debugging's asserts -------------------------------------------------------
+    **{
+        f"debugging_{name}_{where}_{case}": _row(
+            lambda m, n=name, w=where, v=values: _assert_row(m, n, w, v)
+        )
+        for name in ("positive", "negative", "non_negative", "non_positive")
+        for where in ("eager", "compiled")
+        for case, values in (("holds_or_not", [1, -1]), ("zeros", [0.0, 0.0]))
+    },
+    "debugging_none_equal": _row(
+        lambda m: m.debugging.assert_none_equal(m.constant([1, 2]), m.constant([1, 3]))
+    ),
+    "debugging_none_equal_holds": _row(
+        lambda m: _none(
+            m.debugging.assert_none_equal(m.constant([1, 2]), m.constant([2, 3]))
+        )
+    ),
+    "debugging_integer": _row(lambda m: m.debugging.assert_integer(m.constant([1.0]))),
+    "debugging_type": _row(
+        lambda m: m.debugging.assert_type(m.constant([1.0]), m.int32)
+    ),
+    "debugging_scalar": _row(lambda m: m.debugging.assert_scalar(m.constant([1.0]))),
+    "debugging_rank_at_least": _row(
+        lambda m: m.debugging.assert_rank_at_least(m.constant([1.0]), 2)
+    ),
+    "debugging_rank_in": _row(
+        lambda m: m.debugging.assert_rank_in(m.constant([1.0]), [0, 2])
+    ),
+    "debugging_all_finite": _row(
+        lambda m: m.debugging.assert_all_finite(m.constant([np.nan]), "bad")
+    ),
+    "debugging_all_finite_holds": _row(
+        lambda m: m.debugging.assert_all_finite(m.constant([1.0]), "ok")
+    ),
+    "debugging_same_float_dtype": _row(
+        lambda m: m.debugging.assert_same_float_dtype(
+            [m.constant([1.0]), m.constant([1.0], m.float64)]
+        )
+    ),
+    "debugging_proper_iterable": _row(
+        lambda m: m.debugging.assert_proper_iterable(m.constant([1.0]))
+    ),
     # -- a Variable's sparse updates ---------------------------------------------------
     "variable_scatter_updates": _row(
         lambda m: [
@@ -695,6 +737,19 @@ CASES = {
         lambda m: m.cond(True, lambda: m.constant(1.0)), "false_fn"
     ),
 }
+
+
+def _none(value):
+    """A returned None as a value row's result (TF's asserts return None)."""
+    assert value is None
+    return np.zeros((), np.float32)
+
+
+def _assert_row(m, name, where, values):
+    check = getattr(m.debugging, f"assert_{name}")
+    if where == "compiled":  # (the assert is not returned: TF refuses an op)
+        return m.function(lambda x: (check(x), x)[1])(m.constant(values))
+    return _none(check(m.constant(values)))
 
 
 def _segment(m, kind):

@@ -346,6 +346,160 @@ assert_greater = _assert_cmp(jnp.greater, ">")
 assert_greater_equal = _assert_cmp(jnp.greater_equal, ">=")
 
 
+def _assert_sign(op, text):
+    def check(x, message=None, summarize=None, name=None):
+        a = to_value(x)
+        zero = np.zeros((), np.dtype(a.dtype))
+        if _traced(a):
+            bad = ~getattr(jnp, op.__name__)(a, zero)
+            _check_traced(bad, message, f"Condition x {text} 0 did not hold", a)
+            return None
+        a = np.asarray(a)
+        if not np.all(op(a, zero)):
+            _fail(
+                message,
+                f"Condition x {text} 0 did not hold element-wise: x = {a}",
+            )
+        return None
+
+    check.__doc__ = f"Raises `InvalidArgumentError` unless `x {text} 0` element-wise."
+    return check
+
+
+assert_positive = _assert_sign(np.greater, ">")
+assert_negative = _assert_sign(np.less, "<")
+assert_non_negative = _assert_sign(np.greater_equal, ">=")
+assert_non_positive = _assert_sign(np.less_equal, "<=")
+for _name, _fn in (
+    ("assert_positive", assert_positive),
+    ("assert_negative", assert_negative),
+    ("assert_non_negative", assert_non_negative),
+    ("assert_non_positive", assert_non_positive),
+):
+    _fn.__name__ = _fn.__qualname__ = _name
+
+
+def assert_none_equal(x, y, message=None, summarize=None, name=None):
+    """Raises `InvalidArgumentError` unless `x != y` element-wise."""
+    a, b = to_value(x), to_value(y)
+    if _traced(a, b):
+        _check_traced(a == b, message, "Condition x != y did not hold", a, b)
+        return None
+    a, b = np.asarray(a), np.asarray(b)
+    if np.any(a == b):
+        _fail(message, f"Condition x != y did not hold: x = {a}, y = {b}")
+    return None
+
+
+def assert_all_finite(x, message, name=None):
+    """Returns `x` if it has no NaN or Inf, else raises `InvalidArgumentError`
+    (TF 2's `tf.debugging.assert_all_finite`, a `check_numerics`)."""
+    return check_numerics(x, message)
+
+
+def _dtype_of(x):
+    return dtypes.of_array(np.dtype(to_value(x).dtype))
+
+
+def assert_integer(x, message=None, name=None):
+    """Raises `TypeError` unless `x` has an integer dtype (a static check)."""
+    dt = _dtype_of(x)
+    if not dt.is_integer:
+        raise TypeError(
+            (message + " " if message else "")
+            + f'Expected "x" to be integer type.  Found: tensor of dtype {dt!r}'
+        )
+
+
+def assert_type(tensor, tf_type, message=None, name=None):
+    """Raises `TypeError` unless `tensor`'s dtype is `tf_type` (static)."""
+    dt, want = _dtype_of(tensor), dtypes.as_dtype(tf_type)
+    if dt != want:
+        raise TypeError(
+            (message + " " if message else "")
+            + f"tensor must be of type {want.name}; got {dt.name}"
+        )
+
+
+def assert_scalar(tensor, message=None, name=None):
+    """Raises `ValueError` unless `tensor` is a scalar (static)."""
+    shape = np.shape(to_value(tensor))
+    if shape != ():
+        raise ValueError(
+            (message + " " if message else "") + f"Expected scalar shape, saw shape: "
+            f"{shape}."
+        )
+
+
+def assert_rank_at_least(x, rank, message=None, name=None):
+    """Raises `ValueError` unless `x`'s rank is at least `rank` (static)."""
+    shape = np.shape(to_value(x))
+    if len(shape) < int(rank):
+        raise ValueError(
+            (message + " " if message else "")
+            + f"Tensor must have rank at least {int(rank)}.  Received rank "
+            f"{len(shape)}, shape {shape}"
+        )
+
+
+def assert_rank_in(x, ranks, message=None, name=None):
+    """Raises `ValueError` unless `x`'s rank is one of `ranks` (static)."""
+    shape = np.shape(to_value(x))
+    ranks = tuple(int(r) for r in ranks)
+    if len(shape) not in ranks:
+        raise ValueError(
+            (message + " " if message else "")
+            + f"Tensor must have rank in {ranks}.  Received rank {len(shape)}, "
+            f"shape {shape}"
+        )
+
+
+def assert_same_float_dtype(tensors=None, dtype=None):
+    """The common float dtype of `tensors` (and `dtype`): `ValueError` if they
+    differ or it is not a float type; float32 when there is none."""
+    want = None if dtype is None else dtypes.as_dtype(dtype)
+    first = None
+    for t in tensors or ():
+        dt = _dtype_of(t)
+        if want is None:
+            want, first = dt, t
+        elif dt != want:
+            raise ValueError(
+                f"{t}, type={dt!r}, must be of the same type ({want!r})"
+                + (f" as {first}." if first is not None else ".")
+            )
+    if want is None:
+        return dtypes.float32
+    if not want.is_floating:
+        raise ValueError(f"Expected floating point type, got {want!r}.")
+    return want
+
+
+def assert_proper_iterable(values):
+    """Raises `TypeError` if `values` is a tensor, array or string rather than
+    an iterable of them (TF's check against accidental iteration)."""
+    if isinstance(values, (Tensor, np.ndarray, str, bytes)) or (
+        context.hooks.variable_type is not None
+        and isinstance(values, context.hooks.variable_type)
+    ):
+        raise TypeError(
+            'Expected argument "values" to be a "proper" iterable.  Found: '
+            f"{type(values)}"
+        )
+    if not hasattr(values, "__iter__"):
+        raise TypeError(
+            f'Expected argument "values" to be iterable.  Found: {type(values)}'
+        )
+
+
+def is_numeric_tensor(tensor) -> bool:
+    """Whether `tensor` is a Tensor of a numeric dtype (TF's list of them)."""
+    if type(tensor) is not Tensor:
+        return False
+    dt = tensor.dtype
+    return dt.is_floating or dt.is_integer or dt.is_complex
+
+
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
     """Raises `InvalidArgumentError` with `data` unless `condition` is True
     (TF's `tf.debugging.Assert`).

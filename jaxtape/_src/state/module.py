@@ -56,6 +56,36 @@ class name_scope:  # noqa: N801 - TF's public name
         return self._cm.__exit__(*exc)
 
 
+def get_current_name_scope() -> str:
+    """The current name scope's path, `'outer/inner'` ('' at top level)."""
+    return context.current_name_scope().rstrip("/")
+
+
+class control_dependencies:  # noqa: N801 - TF's public name
+    """TF's `tf.control_dependencies`: ops inside run after `control_inputs`.
+
+    Eagerly every op runs when called, in program order; inside
+    `jaxtape.function` the traced program keeps the order of its effects
+    (assignments, prints, checks, py_functions) as TF 2's automatic control
+    dependencies do, so the context has nothing left to add and only checks
+    its argument.
+    """
+
+    def __init__(self, control_inputs):
+        if control_inputs is not None and not hasattr(control_inputs, "__iter__"):
+            raise TypeError(
+                "control_dependencies expects a list of tensors or ops (or None); "
+                f"got {control_inputs!r}."
+            )
+        self.control_inputs = control_inputs
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
+
+
 def _camel_to_snake(name: str) -> str:
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
