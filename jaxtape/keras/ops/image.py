@@ -1,5 +1,12 @@
 """`jaxtape.keras.ops.image` (Keras 3's `keras.ops.image`): re-exports only."""
 
+from jaxtape._src.keras.ops.image import (  # noqa: F401
+    crop_images,
+    pad_images,
+    resize,
+    rgb_to_grayscale,
+)
+
 from jaxtape._src import missing as _missing
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so

@@ -17,6 +17,9 @@ from jaxtape._src.keras.ops.linalg import (  # noqa: F401
     solve_triangular,
     svd,
 )
+from jaxtape._src.keras.ops.core import (  # noqa: F401
+    jvp,
+)
 
 from jaxtape._src import missing as _missing
 

@@ -7,6 +7,7 @@ from jaxtape._src.keras.ops.nn import (  # noqa: F401
     categorical_crossentropy,
     celu,
     conv,
+    conv_transpose,
     depth_to_space,
     depthwise_conv,
     dot_product_attention,

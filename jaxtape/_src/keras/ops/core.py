@@ -338,3 +338,21 @@ def associative_scan(f, elems, reverse=False, axis=0):
             for j in range(len(leaves))
         ],
     )
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """Keras 3's `keras.ops.jvp`: `(fun(*primals), J @ tangents)` (forward mode),
+    plus `aux` when `has_aux` (`fun` then returns `(output, aux)`)."""
+    from jaxtape._src.autodiff.forward import ForwardAccumulator
+
+    primals = [convert_to_tensor(p) for p in primals]
+    tangents = [convert_to_tensor(t) for t in tangents]
+    with ForwardAccumulator(primals, tangents) as acc:
+        out = fun(*primals)
+    aux = None
+    if has_aux:
+        out, aux = out
+    tangent_out = nest.map_structure(
+        lambda o: acc.jvp(o, unconnected_gradients="zero"), out
+    )
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)

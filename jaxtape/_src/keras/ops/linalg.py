@@ -323,6 +323,7 @@ def in_top_k(targets, predictions, k):
 
 erf = knp._unary("erf", jax.scipy.special.erf)
 erfinv = knp._unary("erfinv", jax.scipy.special.erfinv)
+erfc = knp._unary("erfc", jax.scipy.special.erfc)
 rsqrt = knp._unary("rsqrt", lax.rsqrt)
 logsumexp = knp.logsumexp
 
@@ -424,3 +425,20 @@ def _view_as_real(x):
 def view_as_real(x):
     """Keras 3's `keras.ops.view_as_real`: complex as a trailing `(real, imag)` axis."""
     return _view_as_real(tensor(x))
+
+
+@body("cdist")
+def _cdist(x, y, *, dtype):
+    diff = x.astype(dtype)[..., :, None, :] - y.astype(dtype)[..., None, :, :]
+    return jnp.sqrt(jnp.sum(jnp.square(diff), axis=-1))
+
+
+def cdist(x, y):
+    """Keras 3's `keras.ops.cdist`: pairwise Euclidean distances of the rows."""
+    x, y = tensor(x), tensor(y)
+    if np.ndim(x) < 2 or np.ndim(y) < 2:
+        raise ValueError("`cdist` inputs must have rank >= 2")
+    if np.shape(x)[-1] != np.shape(y)[-1]:
+        raise ValueError("Last dimension of inputs to `cdist` must match")
+    d = knp.kd.result_type(knp._name(x), knp._name(y))
+    return _cdist(x, y, dtype=d)

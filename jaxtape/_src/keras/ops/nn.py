@@ -622,6 +622,41 @@ def separable_conv(
     return conv(y, pointwise_kernel, 1, "valid", data_format, 1)
 
 
+@body("conv_transpose")
+def _conv_transpose(x, k, *, strides, padding, dims, dilation, dtype):
+    return lax.conv_transpose(
+        x.astype(dtype),
+        k.astype(dtype),
+        strides,
+        padding,
+        rhs_dilation=dilation,
+        dimension_numbers=dims,
+        transpose_kernel=True,
+    )
+
+
+def conv_transpose(
+    inputs,
+    kernel,
+    strides=1,
+    padding="valid",
+    output_padding=None,
+    data_format=None,
+    dilation_rate=1,
+):
+    """Keras 3's `keras.ops.conv_transpose` (kernel
+    `(*spatial, out_channels, in_channels)`).
+
+    Differences from Keras: `output_padding` raises `NotImplementedError`.
+    """
+    if output_padding is not None:
+        raise NotImplementedError("conv_transpose: `output_padding` is not supported.")
+    x, k, n, df, d, kw = _conv_args(
+        inputs, kernel, strides, padding, data_format, dilation_rate
+    )
+    return _conv_transpose(x, k, **kw)
+
+
 @body("pool")
 def _pool(x, *, kind, window, strides, padding):
     dt = np.dtype(x.dtype)

@@ -816,7 +816,7 @@ def _concatenate(*xs, axis, dtype):
     return jnp.concatenate([x.astype(dtype) for x in xs], axis=axis)
 
 
-def concatenate(xs, axis=0):
+def concatenate(xs, axis: int | None = 0):
     """Keras 3's `keras.ops.concatenate`: inputs promoted to a common dtype."""
     xs, d = _promote_all(xs)
     return _concatenate(*xs, axis=static(axis), dtype=d)

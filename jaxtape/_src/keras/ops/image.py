@@ -1,0 +1,201 @@
+"""Keras 3's `keras.ops.image`: resizing, padding, cropping, grayscale.
+
+Images are `(height, width, channels)` or batched `(batch, height, width,
+channels)` (channels-last unless `data_format` says otherwise), as Keras's.
+`resize` uses half-pixel centers without antialiasing by default, as TF's
+`tf.image.resize`.
+
+Layer L5 (keras); imports `core` and this package.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtape._src.keras.ops import dtypes as kd
+from jaxtape._src.keras.ops import numpy as knp
+from jaxtape._src.keras.ops._base import body, tensor
+from jaxtape._src.keras.ops.nn import _data_format
+
+
+def _images(images, data_format):
+    x = tensor(images)
+    if np.ndim(x) not in (3, 4):
+        raise ValueError(
+            "Invalid images rank: expected rank 3 (single image) or rank 4 (batch "
+            f"of images). Received input with shape: images.shape={np.shape(x)}"
+        )
+    return x, _data_format(data_format) == "channels_last"
+
+
+def _hw_axes(x, channels_last):
+    nd = np.ndim(x)
+    return (nd - 3, nd - 2) if channels_last else (nd - 2, nd - 1)
+
+
+@body("rgb_to_grayscale")
+def _rgb_to_grayscale(x, *, axis, dtype, compute):
+    w = jnp.asarray([0.2989, 0.5870, 0.1140], compute)
+    y = jnp.tensordot(jnp.moveaxis(x.astype(compute), axis, -1), w, axes=1)
+    return jnp.expand_dims(y, axis).astype(dtype)
+
+
+def rgb_to_grayscale(images, data_format=None):
+    """Keras 3's `keras.ops.image.rgb_to_grayscale` (ITU-R 601 weights)."""
+    x, last = _images(images, data_format)
+    axis = -1 if last else -3
+    c = np.shape(x)[axis]
+    if c not in (1, 3):
+        raise ValueError(
+            "Invalid channel size: expected 3 (RGB) or 1 (Grayscale). Received "
+            f"input with shape: images.shape={np.shape(x)}"
+        )
+    if c == 1:
+        return knp.copy(x)
+    d = knp._name(x)
+    return _rgb_to_grayscale(
+        x, axis=axis % np.ndim(x), dtype=d, compute=kd.result_type(d, float)
+    )
+
+
+@body("resize")
+def _resize(x, *, size, axes, method, antialias, dtype):
+    x = x.astype(dtype)
+    out_shape = list(x.shape)
+    for a, s in zip(axes, size):
+        out_shape[a] = s
+    if method == "nearest":
+        return jax.image.resize(x, out_shape, "nearest", antialias=False)
+    scale = jnp.asarray([s / x.shape[a] for a, s in zip(axes, size)], jnp.float32)
+    translation = jnp.zeros((2,), jnp.float32)
+    return jax.image.scale_and_translate(
+        x, out_shape, axes, scale, translation, method, antialias=antialias
+    )
+
+
+_METHODS = {
+    "bilinear": "linear",
+    "nearest": "nearest",
+    "bicubic": "cubic",
+    "lanczos3": "lanczos3",
+    "lanczos5": "lanczos5",
+}
+
+
+def resize(
+    images,
+    size,
+    interpolation="bilinear",
+    antialias=False,
+    crop_to_aspect_ratio=False,
+    pad_to_aspect_ratio=False,
+    fill_mode="constant",
+    fill_value=0.0,
+    data_format=None,
+):
+    """Keras 3's `keras.ops.image.resize` to `size = (height, width)`.
+
+    Differences from Keras: `crop_to_aspect_ratio` and `pad_to_aspect_ratio`
+    raise `NotImplementedError`; "nearest" picks half-pixel-centered neighbours
+    (JAX's rule), which can differ from TF's on ties.
+    """
+    if crop_to_aspect_ratio or pad_to_aspect_ratio:
+        raise NotImplementedError(
+            "resize: `crop_to_aspect_ratio`/`pad_to_aspect_ratio` are not supported."
+        )
+    if fill_mode != "constant":
+        raise ValueError(
+            "Invalid value for argument `fill_mode`. Only `'constant'` is "
+            f"supported. Received: fill_mode={fill_mode}"
+        )
+    del fill_value  # only used with pad_to_aspect_ratio
+    if interpolation not in _METHODS:
+        raise ValueError(
+            "Invalid value for argument `interpolation`. Expected of one "
+            f"{set(_METHODS)}. Received: interpolation={interpolation}"
+        )
+    size = tuple(int(s) for s in knp.static(size))
+    if len(size) != 2:
+        raise ValueError(
+            f"Expected `size` to be a tuple of 2 integers. Received: size={size}"
+        )
+    x, last = _images(images, data_format)
+    d = knp._name(x)
+    compute = d if "float" in d else "float32"
+    out = _resize(
+        x,
+        size=size,
+        axes=_hw_axes(x, last),
+        method=_METHODS[interpolation],
+        antialias=bool(antialias),
+        dtype=compute,
+    )
+    return out if compute == d else knp.cast(out, d)
+
+
+def pad_images(
+    images,
+    top_padding=None,
+    left_padding=None,
+    bottom_padding=None,
+    right_padding=None,
+    target_height=None,
+    target_width=None,
+    data_format=None,
+):
+    """Keras 3's `keras.ops.image.pad_images`: zero padding to a target size."""
+    x, last = _images(images, data_format)
+    ha, wa = _hw_axes(x, last)
+    h, w = np.shape(x)[ha], np.shape(x)[wa]
+    top, bottom = _split_pad(top_padding, bottom_padding, target_height, h, "top")
+    left, right = _split_pad(left_padding, right_padding, target_width, w, "left")
+    width = [(0, 0)] * np.ndim(x)
+    width[ha], width[wa] = (top, bottom), (left, right)
+    return knp.pad(x, tuple(width))
+
+
+def _split_pad(first, second, target, size, name, crop=False):
+    given = [v for v in (first, second, target) if v is not None]
+    if len(given) != 2:
+        raise ValueError(
+            f"Must specify exactly two of {name}_padding, the opposite padding and "
+            f"the target size. Received: {first}, {second}, {target}"
+        )
+    sign = -1 if crop else 1  # padding: first + size + second = target
+    if first is None:
+        first = sign * (target - size) - second
+    if second is None:
+        second = sign * (target - size) - first
+    if first < 0 or second < 0:
+        raise ValueError(
+            f"Paddings must be >= 0. Received: paddings=({first}, {second})"
+        )
+    return int(first), int(second)
+
+
+def crop_images(
+    images,
+    top_cropping=None,
+    left_cropping=None,
+    bottom_cropping=None,
+    right_cropping=None,
+    target_height=None,
+    target_width=None,
+    data_format=None,
+):
+    """Keras 3's `keras.ops.image.crop_images`: crops to a target size."""
+    x, last = _images(images, data_format)
+    ha, wa = _hw_axes(x, last)
+    h, w = np.shape(x)[ha], np.shape(x)[wa]
+    top, bottom = _split_pad(
+        top_cropping, bottom_cropping, target_height, h, "top", crop=True
+    )
+    left, right = _split_pad(
+        left_cropping, right_cropping, target_width, w, "left", crop=True
+    )
+    th, tw = h - top - bottom, w - left - right
+    key = [slice(None)] * np.ndim(x)
+    key[ha], key[wa] = slice(top, top + th), slice(left, left + tw)
+    return knp.get_item(x, tuple(key))
