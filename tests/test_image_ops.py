@@ -78,7 +78,7 @@ for _m in ["bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5",
 # (Inputs of 64 pixels or more use the banded kernels: a gather per tap.)
 _BIG = img(1, 70, 90, 2)
 for _m, _aa, _g in [("bilinear", False, True), ("bicubic", False, False),
-                    ("lanczos3", True, True), ("area", False, False)]:  # fmt: skip
+                    ("lanczos3", True, False), ("area", False, False)]:  # fmt: skip
     ROWS[f"resize_{_m}_banded{'_antialias' if _aa else ''}"] = row(
         lambda m, x, k=_m, aa=_aa: (
             m.image.resize(x, [31, 29], k, antialias=aa),
