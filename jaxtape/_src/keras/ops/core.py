@@ -15,6 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxtape._src.autodiff.forward import ForwardAccumulator
+from jaxtape._src.autodiff.gradient_tape import UnconnectedGradients
 from jaxtape._src.autodiff.custom_gradient import custom_gradient as _tf_custom_gradient
 from jaxtape._src.core import config
 from jaxtape._src.core.tensor import Tensor
@@ -25,33 +27,8 @@ from jaxtape._src.keras.ops._base import body, dtype_arg, shape_arg, static, ten
 from jaxtape._src.ops import nest, nondiff
 
 cast = knp.cast
+convert_to_tensor = knp.convert_to_tensor
 shape = knp.shape
-
-
-def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
-    """Keras 3's `keras.ops.convert_to_tensor`: a jaxtape Tensor of `x`.
-
-    Python ints become int32 and floats `floatx()`; tensors and NumPy arrays
-    keep their dtype unless `dtype` is given (then they are cast, as in Keras).
-    """
-    if sparse:
-        raise NotImplementedError("convert_to_tensor: `sparse=True` is not supported.")
-    if ragged:
-        raise NotImplementedError("convert_to_tensor: `ragged=True` is not supported.")
-    if dtype is not None:
-        d = dtype_arg(dtype)
-        if type(x) is Tensor or hasattr(x, "read_value"):
-            return knp.cast(x, d)
-        return Tensor(jnp.asarray(tensor(x, d)))
-    if type(x) is Tensor:
-        return x
-    if hasattr(x, "read_value"):
-        return x.read_value()
-    if type(x) is float or (
-        isinstance(x, (list, tuple)) and kd.dtype_of(x) == "float32"
-    ):
-        return Tensor(jnp.asarray(tensor(x, config.floatx())))
-    return Tensor(jnp.asarray(tensor(x)))
 
 
 def convert_to_numpy(x):
@@ -343,8 +320,6 @@ def associative_scan(f, elems, reverse=False, axis=0):
 def jvp(fun, primals, tangents, has_aux=False):
     """Keras 3's `keras.ops.jvp`: `(fun(*primals), J @ tangents)` (forward mode),
     plus `aux` when `has_aux` (`fun` then returns `(output, aux)`)."""
-    from jaxtape._src.autodiff.forward import ForwardAccumulator
-
     primals = [convert_to_tensor(p) for p in primals]
     tangents = [convert_to_tensor(t) for t in tangents]
     with ForwardAccumulator(primals, tangents) as acc:
@@ -353,6 +328,6 @@ def jvp(fun, primals, tangents, has_aux=False):
     if has_aux:
         out, aux = out
     tangent_out = nest.map_structure(
-        lambda o: acc.jvp(o, unconnected_gradients="zero"), out
+        lambda o: acc.jvp(o, unconnected_gradients=UnconnectedGradients.ZERO), out
     )
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)

@@ -736,10 +736,34 @@ def cast(x, dtype):
     return _cast(x, dtype=kd.jnp_dtype(d))
 
 
+def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+    """Keras 3's `keras.ops.convert_to_tensor`: a jaxtape Tensor of `x`.
+
+    Python ints become int32 and floats `floatx()`; tensors and NumPy arrays
+    keep their dtype unless `dtype` is given (then they are cast, as in Keras).
+    """
+    if sparse:
+        raise NotImplementedError("convert_to_tensor: `sparse=True` is not supported.")
+    if ragged:
+        raise NotImplementedError("convert_to_tensor: `ragged=True` is not supported.")
+    if dtype is not None:
+        d = dtype_arg(dtype)
+        if type(x) is Tensor or hasattr(x, "read_value"):
+            return cast(x, d)
+        return Tensor(jnp.asarray(tensor(x, d)))
+    if type(x) is Tensor:
+        return x
+    if hasattr(x, "read_value"):
+        return x.read_value()
+    if type(x) is float or (
+        isinstance(x, (list, tuple)) and kd.dtype_of(x) == "float32"
+    ):
+        return Tensor(jnp.asarray(tensor(x, config.floatx())))
+    return Tensor(jnp.asarray(tensor(x)))
+
+
 def array(x, dtype=None):
     """Keras 3's `keras.ops.array`: a tensor of `x`."""
-    from jaxtape._src.keras.ops.core import convert_to_tensor
-
     return convert_to_tensor(x, dtype)
 
 
@@ -1162,8 +1186,6 @@ def size(x):
 
 def get_item(x, key):
     """Keras 3's `keras.ops.get_item`: `x[key]`."""
-    from jaxtape._src.keras.ops.core import convert_to_tensor
-
     return convert_to_tensor(x)[key]
 
 
