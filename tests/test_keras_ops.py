@@ -683,6 +683,18 @@ ROWS = (
             [A, B],
             False,
         ),
+        (
+            "adaptive_average_pool",
+            lambda o, x: o.adaptive_average_pool(o.convert_to_tensor(x), (4, 5)),
+            [IMG],
+            False,
+        ),
+        (
+            "adaptive_max_pool",
+            lambda o, x: o.adaptive_max_pool(o.convert_to_tensor(x), 4),
+            [IMG],
+            False,
+        ),
         # image
         ("resize_up", lambda o, x: o.image.resize(x, (9, 8)), [IMG], False),
         ("resize_down", lambda o, x: o.image.resize(x, (3, 4)), [IMG], False),

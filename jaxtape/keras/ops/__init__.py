@@ -247,6 +247,8 @@ from jaxtape._src.keras.ops.numpy import (  # noqa: F401
     zeros_like,
 )
 from jaxtape._src.keras.ops.nn import (  # noqa: F401
+    adaptive_average_pool,
+    adaptive_max_pool,
     average_pool,
     batch_normalization,
     binary_crossentropy,

@@ -1,6 +1,8 @@
 """`jaxtape.keras.ops.nn` (Keras 3's `keras.ops.nn`): re-exports only."""
 
 from jaxtape._src.keras.ops.nn import (  # noqa: F401
+    adaptive_average_pool,
+    adaptive_max_pool,
     average_pool,
     batch_normalization,
     binary_crossentropy,

@@ -786,3 +786,52 @@ def dot_product_attention(
         is_causal=bool(is_causal),
         dtype=d,
     )
+
+
+@body("adaptive_pool")
+def _adaptive_pool(x, *, kind, out, axes):
+    for a, o in zip(axes, out):
+        n = x.shape[a]
+        mask = np.zeros((o, n), bool)
+        for i in range(o):  # PyTorch's windows: [floor(i n / o), ceil((i+1) n / o))
+            mask[i, (i * n) // o : -(-((i + 1) * n) // o)] = True
+        xm = jnp.moveaxis(x, a, -1)
+        if kind == "avg":
+            w = (mask / mask.sum(axis=1, keepdims=True)).T.astype(x.dtype)
+            y = xm @ w
+        else:
+            low = jnp.asarray(
+                -jnp.inf
+                if jnp.issubdtype(x.dtype, jnp.floating)
+                else jnp.iinfo(x.dtype).min,
+                x.dtype,
+            )
+            y = jnp.max(jnp.where(mask, xm[..., None, :], low), axis=-1)
+        x = jnp.moveaxis(y, -1, a)
+    return x
+
+
+def _adaptive(kind, inputs, output_size, data_format):
+    x = tensor(inputs)
+    n = np.ndim(x) - 2
+    if n not in (1, 2, 3):
+        raise ValueError(
+            f"adaptive pooling takes 3D, 4D or 5D inputs. Received: "
+            f"inputs.shape={np.shape(x)}"
+        )
+    out = _tuple(output_size, n, "output_size")
+    last = _data_format(data_format) == "channels_last"
+    axes = tuple(range(1, n + 1)) if last else tuple(range(2, n + 2))
+    return _adaptive_pool(x, kind=kind, out=out, axes=axes)
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    """Keras 3's `keras.ops.adaptive_average_pool`: averages over PyTorch-style
+    adaptive windows to `output_size`."""
+    return _adaptive("avg", inputs, output_size, data_format)
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    """Keras 3's `keras.ops.adaptive_max_pool`: maxima over PyTorch-style
+    adaptive windows to `output_size`."""
+    return _adaptive("max", inputs, output_size, data_format)
