@@ -1,7 +1,6 @@
 """`jaxtape.image` (TF's `tf.image`): re-exports only."""
 
 from jaxtape._src.ops.image_ops import (  # noqa: F401
-    ResizeMethod,
     central_crop,
     convert_image_dtype,
     crop_to_bounding_box,
@@ -10,9 +9,7 @@ from jaxtape._src.ops.image_ops import (  # noqa: F401
     flip_up_down,
     image_gradients,
     pad_to_bounding_box,
-    resize,
     resize_with_crop_or_pad,
-    resize_with_pad,
     rot90,
     sobel_edges,
     total_variation,
@@ -45,6 +42,11 @@ from jaxtape._src.ops.image_color_ops import (  # noqa: F401
     ssim_multiscale,
     yiq_to_rgb,
     yuv_to_rgb,
+)
+from jaxtape._src.ops.image_resize_ops import (  # noqa: F401
+    ResizeMethod,
+    resize,
+    resize_with_pad,
 )
 from jaxtape._src.state.image_random_ops import (  # noqa: F401
     extract_glimpse,
