@@ -2,9 +2,11 @@
 
 from jaxtape._src.keras.ops.image import (  # noqa: F401
     crop_images,
+    hsv_to_rgb,
     pad_images,
     resize,
     rgb_to_grayscale,
+    rgb_to_hsv,
 )
 
 from jaxtape._src import missing as _missing

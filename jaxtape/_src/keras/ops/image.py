@@ -199,3 +199,71 @@ def crop_images(
     key = [slice(None)] * np.ndim(x)
     key[ha], key[wa] = slice(top, top + th), slice(left, left + tw)
     return knp.get_item(x, tuple(key))
+
+
+@body("rgb_to_hsv")
+def _rgb_to_hsv(x, *, axis, inverse):
+    x = jnp.moveaxis(x, axis, -1)
+    a, b, c = x[..., 0], x[..., 1], x[..., 2]
+    zero = jnp.zeros_like(a)
+    if not inverse:  # TF's kernel: V = max, S = range / V, H by the max channel
+        v = jnp.maximum(jnp.maximum(a, b), c)
+        rng = v - jnp.minimum(jnp.minimum(a, b), c)
+        s = jnp.where(v > 0, rng / jnp.where(v > 0, v, 1), zero)
+        safe = jnp.where(rng > 0, rng, 1)
+        h = jnp.where(
+            v == a,
+            (b - c) / safe,
+            jnp.where(v == b, 2 + (c - a) / safe, 4 + (a - b) / safe),
+        )
+        h = jnp.where(rng > 0, h / 6, zero)
+        h = jnp.where(h < 0, h + 1, h)
+        out = [h, s, v]
+    else:
+        h, s, v = a, b, c
+        chroma = s * v
+        m = v - chroma
+        dh = h * 6
+        cat = jnp.floor(dh)
+        xx = chroma * (1 - jnp.abs(jnp.mod(dh, 2) - 1))
+        table = [
+            (chroma, xx, zero),
+            (xx, chroma, zero),
+            (zero, chroma, xx),
+            (zero, xx, chroma),
+            (xx, zero, chroma),
+            (chroma, zero, xx),
+        ]
+        out = []
+        for ch in range(3):
+            val = zero
+            for k, row in enumerate(table):
+                val = jnp.where(cat == k, row[ch], val)
+            out.append(val + m)
+    return jnp.moveaxis(jnp.stack(out, axis=-1), -1, axis)
+
+
+def _hsv(images, data_format, inverse):
+    x, last = _images(images, data_format)
+    d = knp._name(x)
+    if "float" not in d:
+        raise ValueError(
+            f"Invalid images dtype: expected float dtype. Received: images.dtype={d}"
+        )
+    axis = (np.ndim(x) - 1) if last else (np.ndim(x) - 3)
+    if np.shape(x)[axis] != 3:
+        raise ValueError(
+            "Invalid channel size: expected 3. Received input with shape: "
+            f"images.shape={np.shape(x)}"
+        )
+    return _rgb_to_hsv(x, axis=axis, inverse=inverse)
+
+
+def rgb_to_hsv(images, data_format=None):
+    """Keras 3's `keras.ops.image.rgb_to_hsv` (TF's formula; values in [0, 1])."""
+    return _hsv(images, data_format, False)
+
+
+def hsv_to_rgb(images, data_format=None):
+    """Keras 3's `keras.ops.image.hsv_to_rgb` (TF's formula)."""
+    return _hsv(images, data_format, True)
