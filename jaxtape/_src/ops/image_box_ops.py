@@ -100,6 +100,9 @@ def crop_and_resize(
       with respect to the boxes is the other one-sided derivative than TF's
       kernel may take (the value is the same); `nearest` may round an exact
       .5 sample position the other way (float rounding of the position).
+      With `method="nearest"` the gradient with respect to the boxes is
+      zero (the derivative of a nearest-pixel lookup); TF's gives the
+      bilinear kernel's derivative there.
     """
     image = _image(image)
     shape = _dims_of(image)
