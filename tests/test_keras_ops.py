@@ -717,8 +717,8 @@ ROWS = (
             [IMG],
             False,
         ),
-        ("rgb_to_hsv", lambda o, x: o.image.rgb_to_hsv(x), [np.abs(IMG) / 3], False),
-        ("hsv_to_rgb", lambda o, x: o.image.hsv_to_rgb(x), [np.abs(IMG) / 3], False),
+        ("rgb_to_hsv", lambda o, x: o.image.rgb_to_hsv(x), [np.abs(IMG) / 4], False),
+        ("hsv_to_rgb", lambda o, x: o.image.hsv_to_rgb(x), [np.abs(IMG) / 4], False),
         # control flow
         (
             "cond",
