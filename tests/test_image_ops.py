@@ -150,6 +150,10 @@ ROWS["extract_patches_uint8"] = row(
 ROWS["image_gradients"] = row(lambda m, x: m.image.image_gradients(x), _X4)
 ROWS["sobel_edges"] = row(lambda m, x: m.image.sobel_edges(x), _X4)
 ROWS["total_variation"] = row(lambda m, x: m.image.total_variation(x), _X4)
+ROWS["total_variation_int32"] = row(
+    lambda m, x: m.image.total_variation(x),
+    R.integers(0, 9, (2, 5, 6, 3)).astype(np.int32),
+)
 ROWS["total_variation_3d"] = row(lambda m, x: m.image.total_variation(x), _X3)
 
 # -- dtype conversion ----------------------------------------------------------------
@@ -486,6 +490,7 @@ ERRORS: dict[str, tuple[Callable, tuple]] = {
     "rgb_to_hsv_channels": (lambda m, x: m.image.rgb_to_hsv(x), (img(3, 3, 4),)),
     "rgb_to_hsv_uint8": (lambda m, x: m.image.rgb_to_hsv(x), (_RGB_U8,)),
     "image_gradients_rank_3": (lambda m, x: m.image.image_gradients(x), (_X3,)),
+    "total_variation_uint8": (lambda m, x: m.image.total_variation(x), (_U8,)),
     "total_variation_rank_2": (lambda m, x: m.image.total_variation(x), (img(3, 3),)),
     "ssim_shapes": (lambda m, a, b: m.image.ssim(a, b, 1.0), (_A, _A[:, :8])),
     "ssim_too_small": (lambda m, a: m.image.ssim(a, a, 1.0), (img(5, 5, 1),)),

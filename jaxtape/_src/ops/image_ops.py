@@ -520,7 +520,10 @@ def sobel_edges(image):
 def _total_variation(images):
     dy = jnp.abs(images[..., 1:, :, :] - images[..., :-1, :, :])
     dx = jnp.abs(images[..., :, 1:, :] - images[..., :, :-1, :])
-    return jnp.sum(dy, axis=(-3, -2, -1)) + jnp.sum(dx, axis=(-3, -2, -1))
+    dt = images.dtype  # (TF sums in the image dtype, wrapping integers)
+    return jnp.sum(dy, axis=(-3, -2, -1), dtype=dt) + jnp.sum(
+        dx, axis=(-3, -2, -1), dtype=dt
+    )
 
 
 def total_variation(images, name=None):
@@ -528,6 +531,13 @@ def total_variation(images, name=None):
     images = _image(images)
     if len(_dims_of(images)) not in (3, 4):
         raise ValueError("'images' must be either 3 or 4-dimensional.")
+    dt = _np_dtype(images)
+    if dt.kind == "u" or dt.kind == "b":  # (TF's `Abs` has no kernel for them)
+        raise errors.invalid_argument(
+            f"Value for attr 'T' of {dt.name} is not in the list of allowed values: "
+            "bfloat16, half, float, double, int8, int16, int32, int64",
+            "Abs",
+        )
     return _total_variation(images)
 
 
