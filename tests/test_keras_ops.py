@@ -695,6 +695,13 @@ ROWS = (
             [IMG],
             False,
         ),
+        ("stft", lambda o, x: o.stft(x, 8, 4, 8), [SEQ[:, :, 0].copy()], False),
+        (
+            "stft_hamming",
+            lambda o, x: o.stft(x, 6, 3, 8, "hamming", False),
+            [SEQ[:, :, 0].copy()],
+            False,
+        ),
         # image
         ("resize_up", lambda o, x: o.image.resize(x, (9, 8)), [IMG], False),
         ("resize_down", lambda o, x: o.image.resize(x, (3, 4)), [IMG], False),

@@ -332,6 +332,7 @@ from jaxtape._src.keras.ops.linalg import (  # noqa: F401
     slogdet,
     solve,
     solve_triangular,
+    stft,
     svd,
     top_k,
     view_as_complex,

@@ -442,3 +442,66 @@ def cdist(x, y):
         raise ValueError("Last dimension of inputs to `cdist` must match")
     d = knp.kd.result_type(knp._name(x), knp._name(y))
     return _cdist(x, y, dtype=d)
+
+
+@body("stft")
+def _stft(x, win, *, length, stride, fft_length, center):
+    if center:
+        pad = [(0, 0)] * (x.ndim - 1) + [(fft_length // 2, fft_length // 2)]
+        x = jnp.pad(x, pad, mode="reflect")
+    n = (x.shape[-1] - length) // stride + 1
+    idx = jnp.arange(n)[:, None] * stride + jnp.arange(length)[None, :]
+    frames = x[..., idx]
+    if win is not None:
+        frames = frames * win
+    out = jnp.fft.rfft(frames, n=fft_length)
+    return [jnp.real(out), jnp.imag(out)]
+
+
+def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
+    """Keras 3's `keras.ops.stft`: `(real, imag)` of the short-time Fourier
+    transform along the last axis (periodic "hann"/"hamming" windows, or a
+    given one, or None)."""
+    x = tensor(x)
+    d = knp._name(x)
+    if d not in ("float32", "float64"):
+        raise TypeError(
+            f"Invalid input type. Expected `float32` or `float64`. Received: "
+            f"input type={d}"
+        )
+    if fft_length < sequence_length:
+        raise ValueError(
+            "`fft_length` must equal or larger than `sequence_length`. Received: "
+            f"sequence_length={sequence_length}, fft_length={fft_length}"
+        )
+    if isinstance(window, str) and window not in ("hann", "hamming"):
+        raise ValueError(
+            'If a string is passed to `window`, it must be one of `"hann"`, '
+            f'`"hamming"`. Received: window={window}'
+        )
+    l_pad = (fft_length - sequence_length) // 2
+    r_pad = fft_length - sequence_length - l_pad
+    win = None
+    if window is not None:
+        if isinstance(window, str):
+            t = np.arange(sequence_length) * 2 * np.pi / sequence_length
+            a = 0.5 if window == "hann" else 0.54
+            w = a - (1 - a) * np.cos(t)
+        else:
+            w = np.asarray(tensor(window))
+        if w.shape != (sequence_length,):
+            raise ValueError(
+                "The shape of `window` must be equal to [sequence_length]."
+                f"Received: window shape={w.shape}"
+            )
+        win = np.pad(w, (l_pad, r_pad)).astype(knp.kd.jnp_dtype(d))
+    return tuple(
+        _stft(
+            x,
+            win,
+            length=int(fft_length),
+            stride=int(sequence_stride),
+            fft_length=int(fft_length),
+            center=bool(center),
+        )
+    )
