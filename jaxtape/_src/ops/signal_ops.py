@@ -538,6 +538,9 @@ def stft(
 
     `fft_length` defaults to the smallest power of 2 >= `frame_length`;
     `window_fn(frame_length, dtype=...)` windows each frame (None: no window).
+
+    >>> jaxtape.signal.stft(jaxtape.zeros([1000]), 256, 128).shape
+    TensorShape([6, 129])
     """
     del name  # accepted for TF compatibility
     x = signals if _is_tensor(signals) else convert_to_tensor(signals)

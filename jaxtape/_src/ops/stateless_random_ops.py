@@ -366,7 +366,13 @@ def stateless_uniform(
 ):
     """Uniform samples fixed by `seed` (TF's `tf.random.stateless_uniform`):
     floats in `[minval, maxval)`; integers need both bounds, or neither for the
-    full range of the dtype."""
+    full range of the dtype.
+
+    >>> a = jaxtape.random.stateless_uniform([2], seed=[1, 2])
+    >>> b = jaxtape.random.stateless_uniform([2], seed=[1, 2])
+    >>> bool(jaxtape.reduce_all(a == b))
+    True
+    """
     del name  # accepted for TF compatibility
     convert_alg(alg)
     key = seed_key(seed, "StatelessRandomUniformV2")
