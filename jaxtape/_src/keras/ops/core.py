@@ -37,8 +37,9 @@ def convert_to_numpy(x):
 
 
 def is_tensor(x):
-    """Keras 3's `keras.ops.is_tensor`: whether `x` is a jaxtape Tensor."""
-    return type(x) is Tensor
+    """Keras 3's `keras.ops.is_tensor`: whether `x` is a jaxtape Tensor or
+    Variable (as `tf.is_tensor` on Keras's TensorFlow backend)."""
+    return type(x) is Tensor or hasattr(x, "read_value")
 
 
 def dtype(x):
