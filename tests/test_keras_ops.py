@@ -702,6 +702,18 @@ ROWS = (
             [SEQ[:, :, 0].copy()],
             False,
         ),
+        (
+            "unfold",
+            lambda o, x: o.unfold(o.convert_to_tensor(x), 2, 1, 1, 2),
+            [IMG.transpose(0, 3, 1, 2)],
+            False,
+        ),
+        (
+            "fold",
+            lambda o, x: o.fold(o.convert_to_tensor(x), (6, 6), 2, 1, 1, 2),
+            [_R.normal(size=(2, 12, 16)).astype("float32")],
+            False,
+        ),
         # image
         ("resize_up", lambda o, x: o.image.resize(x, (9, 8)), [IMG], False),
         ("resize_down", lambda o, x: o.image.resize(x, (3, 4)), [IMG], False),

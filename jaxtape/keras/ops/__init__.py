@@ -260,6 +260,7 @@ from jaxtape._src.keras.ops.nn import (  # noqa: F401
     depthwise_conv,
     dot_product_attention,
     elu,
+    fold,
     gelu,
     glu,
     hard_shrink,
@@ -298,6 +299,7 @@ from jaxtape._src.keras.ops.nn import (  # noqa: F401
     swish,
     tanh_shrink,
     threshold,
+    unfold,
 )
 from jaxtape._src.keras.ops.linalg import (  # noqa: F401
     cdist,

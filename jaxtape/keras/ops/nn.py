@@ -14,6 +14,7 @@ from jaxtape._src.keras.ops.nn import (  # noqa: F401
     depthwise_conv,
     dot_product_attention,
     elu,
+    fold,
     gelu,
     glu,
     hard_shrink,
@@ -52,6 +53,7 @@ from jaxtape._src.keras.ops.nn import (  # noqa: F401
     swish,
     tanh_shrink,
     threshold,
+    unfold,
 )
 
 from jaxtape._src import missing as _missing

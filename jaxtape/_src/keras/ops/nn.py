@@ -835,3 +835,66 @@ def adaptive_max_pool(inputs, output_size, data_format=None):
     """Keras 3's `keras.ops.adaptive_max_pool`: maxima over PyTorch-style
     adaptive windows to `output_size`."""
     return _adaptive("max", inputs, output_size, data_format)
+
+
+def _pair(v, name):
+    return _tuple(v, 2, name)
+
+
+def _patch_index(size, k, d, p, s):
+    n = (size + 2 * p - d * (k - 1) - 1) // s + 1
+    return n, (np.arange(n) * s)[:, None] + np.arange(k)[None, :] * d
+
+
+@body("unfold")
+def _unfold(x, *, k, d, p, s):
+    n, c, h, w = x.shape
+    x = jnp.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    nh, rows = _patch_index(h, k[0], d[0], p[0], s[0])
+    nw, cols = _patch_index(w, k[1], d[1], p[1], s[1])
+    patches = x[:, :, rows[:, :, None, None], cols[None, None, :, :]]
+    patches = jnp.transpose(patches, (0, 1, 3, 5, 2, 4))  # N, C, kh, kw, nh, nw
+    return patches.reshape(n, c * k[0] * k[1], nh * nw)
+
+
+def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+    """Keras 3's `keras.ops.unfold`: sliding `(C * kH * kW, L)` blocks of an
+    NCHW batch (PyTorch's `unfold`)."""
+    x = tensor(x)
+    if np.ndim(x) != 4:
+        raise ValueError(f"Input must be a 4D tensor. Received: x.shape={np.shape(x)}")
+    return _unfold(
+        x,
+        k=_pair(kernel_size, "kernel_size"),
+        d=_pair(dilation, "dilation"),
+        p=_pair(padding, "padding"),
+        s=_pair(stride, "stride"),
+    )
+
+
+@body("fold")
+def _fold(x, *, out, k, d, p, s):
+    n, ckk, _ = x.shape
+    c = ckk // (k[0] * k[1])
+    nh, rows = _patch_index(out[0], k[0], d[0], p[0], s[0])
+    nw, cols = _patch_index(out[1], k[1], d[1], p[1], s[1])
+    blocks = x.reshape(n, c, k[0], k[1], nh, nw).transpose(0, 1, 4, 2, 5, 3)
+    canvas = jnp.zeros((n, c, out[0] + 2 * p[0], out[1] + 2 * p[1]), x.dtype)
+    canvas = canvas.at[:, :, rows[:, :, None, None], cols[None, None, :, :]].add(blocks)
+    return canvas[:, :, p[0] : p[0] + out[0], p[1] : p[1] + out[1]]
+
+
+def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Keras 3's `keras.ops.fold`: sums `unfold`'s blocks back into an NCHW
+    batch of `output_size` (PyTorch's `fold`)."""
+    x = tensor(x)
+    if np.ndim(x) != 3:
+        raise ValueError(f"Input must be a 3D tensor. Received: x.shape={np.shape(x)}")
+    return _fold(
+        x,
+        out=_pair(output_size, "output_size"),
+        k=_pair(kernel_size, "kernel_size"),
+        d=_pair(dilation, "dilation"),
+        p=_pair(padding, "padding"),
+        s=_pair(stride, "stride"),
+    )
