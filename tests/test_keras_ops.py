@@ -1047,3 +1047,11 @@ def test_random_errors_match_keras(tf):
             mod.uniform((2,), dtype="int32")
         with pytest.raises(ValueError):
             mod.normal((2,), seed="x")
+
+
+def test_vectorize_applies_elementwise_with_broadcasting():
+    x, y = A[:2, :3], V[:3]
+    f = jk.vectorize(lambda a, b: jk.maximum(a, b) * 2)
+    got = f(x, y)
+    np.testing.assert_allclose(np.asarray(got), np.maximum(x, y) * 2)
+    assert got.shape == (2, 3)

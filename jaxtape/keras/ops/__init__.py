@@ -22,6 +22,7 @@ from jaxtape._src.keras.ops.core import (  # noqa: F401
     stop_gradient,
     switch,
     unstack,
+    vectorize,
     vectorized_map,
     while_loop,
 )

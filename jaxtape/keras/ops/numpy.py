@@ -220,6 +220,9 @@ from jaxtape._src.keras.ops.numpy import (  # noqa: F401
     zeros,
     zeros_like,
 )
+from jaxtape._src.keras.ops.core import (  # noqa: F401
+    vectorize,
+)
 from jaxtape._src.keras.ops.linalg import (  # noqa: F401
     slogdet,
 )

@@ -332,3 +332,32 @@ def jvp(fun, primals, tangents, has_aux=False):
         lambda o: acc.jvp(o, unconnected_gradients=UnconnectedGradients.ZERO), out
     )
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def vectorize(pyfunc, *, excluded=None, signature=None):
+    """Keras 3's `keras.ops.vectorize`: `pyfunc` applied element by element
+    over its broadcast tensor arguments.
+
+    Differences from Keras: a Python loop over the elements (fine for small
+    tensors); `signature` raises `NotImplementedError`.
+    """
+    if signature is not None:
+        raise NotImplementedError("vectorize: `signature` is not supported.")
+    excluded = set(excluded or ())
+
+    def wrapped(*args, **kwargs):
+        pos = [i for i in range(len(args)) if i not in excluded]
+        xs = [convert_to_tensor(args[i]) for i in pos]
+        shape = np.broadcast_shapes(*[np.shape(x) for x in xs])
+        flat = [knp.reshape(knp.broadcast_to(x, shape), (-1,)) for x in xs]
+        outs = []
+        for j in range(int(np.prod(shape))):
+            call = list(args)
+            for i, f in zip(pos, flat):
+                call[i] = knp.get_item(f, j)
+            outs.append(pyfunc(*call, **kwargs))
+        if not outs:
+            return knp.zeros(shape)
+        return knp.reshape(knp.stack(outs), shape)
+
+    return wrapped
