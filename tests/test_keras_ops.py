@@ -714,6 +714,12 @@ ROWS = (
             [_R.normal(size=(2, 12, 16)).astype("float32")],
             False,
         ),
+        (
+            "istft",
+            lambda o, x: o.istft(o.stft(x, 8, 4, 8), 8, 4, 8),
+            [SEQ[:, :, 0].copy()],
+            False,
+        ),
         # image
         ("resize_up", lambda o, x: o.image.resize(x, (9, 8)), [IMG], False),
         ("resize_down", lambda o, x: o.image.resize(x, (3, 4)), [IMG], False),

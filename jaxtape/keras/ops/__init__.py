@@ -319,6 +319,7 @@ from jaxtape._src.keras.ops.linalg import (  # noqa: F401
     in_top_k,
     inv,
     irfft,
+    istft,
     logdet,
     lstsq,
     lu_factor,

@@ -479,22 +479,7 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
             'If a string is passed to `window`, it must be one of `"hann"`, '
             f'`"hamming"`. Received: window={window}'
         )
-    l_pad = (fft_length - sequence_length) // 2
-    r_pad = fft_length - sequence_length - l_pad
-    win = None
-    if window is not None:
-        if isinstance(window, str):
-            t = np.arange(sequence_length) * 2 * np.pi / sequence_length
-            a = 0.5 if window == "hann" else 0.54
-            w = a - (1 - a) * np.cos(t)
-        else:
-            w = np.asarray(tensor(window))
-        if w.shape != (sequence_length,):
-            raise ValueError(
-                "The shape of `window` must be equal to [sequence_length]."
-                f"Received: window shape={w.shape}"
-            )
-        win = np.pad(w, (l_pad, r_pad)).astype(knp.kd.jnp_dtype(d))
+    win = _window(window, sequence_length, fft_length, d)
     return tuple(
         _stft(
             x,
@@ -504,4 +489,82 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
             fft_length=int(fft_length),
             center=bool(center),
         )
+    )
+
+
+def _window(window, sequence_length, fft_length, d):
+    """Keras's STFT window: periodic hann/hamming or given, zero-padded to
+    `fft_length` (centered); None for none."""
+    if window is None:
+        return None
+    if isinstance(window, str):
+        t = np.arange(sequence_length) * 2 * np.pi / sequence_length
+        a = 0.5 if window == "hann" else 0.54
+        w = a - (1 - a) * np.cos(t)
+    else:
+        w = np.asarray(tensor(window))
+    if w.shape != (sequence_length,):
+        raise ValueError(
+            "The shape of `window` must be equal to [sequence_length]."
+            f"Received: window shape={w.shape}"
+        )
+    l_pad = (fft_length - sequence_length) // 2
+    r_pad = fft_length - sequence_length - l_pad
+    return np.pad(w, (l_pad, r_pad)).astype(knp.kd.jnp_dtype(d))
+
+
+def _inverse_window(win, step):
+    """TF's `inverse_stft_window_fn`: the window over its overlapping energy."""
+    n = win.shape[0]
+    overlaps = -(-n // step)
+    denom = np.pad(np.square(win), (0, overlaps * step - n)).reshape(overlaps, step)
+    denom = np.tile(denom.sum(0, keepdims=True), (overlaps, 1)).reshape(-1)
+    return (win / denom[:n]).astype(win.dtype)
+
+
+@body("istft")
+def _istft(re, im, win, *, fft_length, step, start, end):
+    frames = jnp.fft.irfft(lax.complex(re, im), n=fft_length)[..., :fft_length]
+    if win is not None:
+        frames = frames * win
+    n = frames.shape[-2]
+    total = step * (n - 1) + fft_length
+    out = jnp.zeros((*frames.shape[:-2], total), frames.dtype)
+    for i in range(n):  # overlap and add
+        out = out.at[..., i * step : i * step + fft_length].add(frames[..., i, :])
+    return out[..., start:end]
+
+
+def istft(
+    x,
+    sequence_length,
+    sequence_stride,
+    fft_length,
+    length=None,
+    window="hann",
+    center=True,
+):
+    """Keras 3's `keras.ops.istft`: the inverse of `stft` from `(real, imag)`."""
+    re, im = _complex_pair(x)
+    d = knp._name(re)
+    win = _window(window, sequence_length, fft_length, d)
+    if win is not None:
+        win = _inverse_window(win, int(sequence_stride))
+    n = np.shape(re)[-2]
+    expected = fft_length + sequence_stride * (n - 1)
+    start = fft_length // 2 if center else 0
+    if length is not None:
+        end = start + int(length)
+    elif center:
+        end = expected - fft_length // 2
+    else:
+        end = expected
+    return _istft(
+        re,
+        im,
+        win,
+        fft_length=int(fft_length),
+        step=int(sequence_stride),
+        start=int(start),
+        end=int(end),
     )
