@@ -720,6 +720,14 @@ ROWS = (
             [SEQ[:, :, 0].copy()],
             False,
         ),
+        (
+            "rearrange",
+            lambda o, x: o.rearrange(
+                x, "b (h1 h) (w1 w) c -> (b h1 w1) h w c", h1=2, w1=3
+            ),
+            [IMG],
+            False,
+        ),
         # image
         ("resize_up", lambda o, x: o.image.resize(x, (9, 8)), [IMG], False),
         ("resize_down", lambda o, x: o.image.resize(x, (3, 4)), [IMG], False),

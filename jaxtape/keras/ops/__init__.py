@@ -12,6 +12,7 @@ from jaxtape._src.keras.ops.core import (  # noqa: F401
     is_tensor,
     jvp,
     map,
+    rearrange,
     saturate_cast,
     scan,
     scatter,

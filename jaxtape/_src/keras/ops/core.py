@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import re
+
 import numpy as np
 from jax import lax
 
@@ -361,3 +363,40 @@ def vectorize(pyfunc, *, excluded=None, signature=None):
         return knp.reshape(knp.stack(outs), shape)
 
     return wrapped
+
+
+_AXIS_TOKEN = re.compile(r"\w+|\(.*?\)")
+
+
+def _groups(side: str) -> list[list[str]]:
+    return [
+        tok[1:-1].split() if tok.startswith("(") else [tok]
+        for tok in _AXIS_TOKEN.findall(side)
+    ]
+
+
+def rearrange(tensor, pattern, **axes_lengths):
+    """Keras 3's `keras.ops.rearrange`: einops-style axis rearrangement
+    (`"b h w c -> b (h w) c"`; `axes_lengths` sizes decomposed axes).
+
+    >>> jaxtape.keras.ops.rearrange(jaxtape.zeros((2, 3, 4)), "b h w -> b (h w)").shape
+    TensorShape([2, 12])
+    """
+    x = convert_to_tensor(tensor)
+    left, right = re.split(r"\s*->\s*", pattern)
+    ins, outs = _groups(left), _groups(right)
+    sizes = dict(axes_lengths)
+    for group, dim in zip(ins, np.shape(x)):
+        unknown = [a for a in group if a not in sizes]
+        known = int(np.prod([sizes[a] for a in group if a in sizes]))
+        if len(group) == 1 and not unknown:
+            continue
+        if unknown:
+            sizes[unknown[0]] = dim // known
+        if len(group) == 1:
+            sizes[group[0]] = dim
+    flat_in = [a for g in ins for a in g]
+    flat_out = [a for g in outs for a in g]
+    x = knp.reshape(x, [sizes[a] for a in flat_in])
+    x = knp.transpose(x, [flat_in.index(a) for a in flat_out])
+    return knp.reshape(x, [int(np.prod([sizes[a] for a in g])) for g in outs])
