@@ -728,6 +728,15 @@ ROWS = (
             [IMG],
             False,
         ),
+        (
+            "ctc_loss",
+            lambda o, t, x: o.ctc_loss(t, x, np.array([3, 2, 4]), np.array([10, 7, 9])),
+            [
+                np.array([[1, 2, 2, 0], [3, 1, 0, 0], [4, 4, 4, 1]], "int32"),
+                _R.normal(size=(3, 10, 5)).astype("float32"),
+            ],
+            False,
+        ),
         # image
         ("resize_up", lambda o, x: o.image.resize(x, (9, 8)), [IMG], False),
         ("resize_down", lambda o, x: o.image.resize(x, (3, 4)), [IMG], False),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 from jax import lax
 
 from jaxtape._src.core import config
@@ -897,4 +898,30 @@ def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
         d=_pair(dilation, "dilation"),
         p=_pair(padding, "padding"),
         s=_pair(stride, "stride"),
+    )
+
+
+@body("ctc_loss")
+def _ctc_loss(target, output, target_length, output_length, *, mask_index):
+    t_pad = (jnp.arange(target.shape[1])[None, :] >= target_length[:, None]).astype(
+        output.dtype
+    )
+    o_pad = (jnp.arange(output.shape[1])[None, :] >= output_length[:, None]).astype(
+        output.dtype
+    )
+    loss = optax.ctc_loss(output, o_pad, target, t_pad, blank_id=mask_index)
+    return loss.astype(output.dtype)
+
+
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """Keras 3's `keras.ops.ctc_loss`: per-sample CTC negative log-likelihood
+    of `target` (batch, max_label) under `output` logits (batch, time, classes)."""
+    out = tensor(output)
+    d = kd.result_type(knp._name(out), "float32")
+    return _ctc_loss(
+        knp.cast(target, "int32"),
+        knp.cast(out, d),
+        knp.cast(target_length, "int32"),
+        knp.cast(output_length, "int32"),
+        mask_index=int(mask_index),
     )
