@@ -903,13 +903,15 @@ def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 @body("ctc_loss")
 def _ctc_loss(target, output, target_length, output_length, *, mask_index):
-    t_pad = (jnp.arange(target.shape[1])[None, :] >= target_length[:, None]).astype(
-        output.dtype
-    )
-    o_pad = (jnp.arange(output.shape[1])[None, :] >= output_length[:, None]).astype(
-        output.dtype
-    )
-    loss = optax.ctc_loss(output, o_pad, target, t_pad, blank_id=mask_index)
+    t_pad = (
+        jnp.arange(target.shape[1], dtype=jnp.int32)[None, :] >= target_length[:, None]
+    ).astype(output.dtype)
+    o_pad = (
+        jnp.arange(output.shape[1], dtype=jnp.int32)[None, :] >= output_length[:, None]
+    ).astype(output.dtype)
+    # (optax mixes its float64 one-hots into float32 logits: promote as NumPy.)
+    with jax.numpy_dtype_promotion("standard"):
+        loss = optax.ctc_loss(output, o_pad, target, t_pad, blank_id=mask_index)
     return loss.astype(output.dtype)
 
 
