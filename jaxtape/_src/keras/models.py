@@ -263,9 +263,38 @@ class Model(TrainingMixin, Layer):
 
     @property
     def layers(self) -> list:
-        if self._graph is not None:
-            return [layer for layer in self._functional_layers]
+        if self._graph is not None:  # Keras 3: the InputLayers first
+            inputs = []
+            for layer in self._input_layers:
+                if layer is not None and all(layer is not x for x in inputs):
+                    inputs.append(layer)
+            return [*inputs, *self._functional_layers]
         return super().layers
+
+    def get_layer(self, name=None, index=None):
+        """A layer by its name or its index in `layers` (Keras's `get_layer`)."""
+        if index is not None and name is not None:
+            raise ValueError(
+                "Provide only a layer name or a layer index. Received: "
+                f"index={index}, name={name}."
+            )
+        layers = self.layers
+        if index is not None:
+            if len(layers) <= index:
+                raise ValueError(
+                    f"Was asked to retrieve layer at index {index} but model only "
+                    f"has {len(layers)} layers."
+                )
+            return layers[index]
+        if name is not None:
+            for layer in layers:
+                if layer.name == name:
+                    return layer
+            raise ValueError(
+                f"No such layer: {name}. Existing layers are: "
+                f"{[layer.name for layer in layers]}."
+            )
+        raise ValueError("Provide either a layer name or layer index at `get_layer`.")
 
     def summary(
         self,

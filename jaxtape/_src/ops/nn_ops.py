@@ -818,6 +818,20 @@ def fused_batch_norm_train(x, gamma, beta, axes, epsilon):
     return y, jnp.squeeze(mean, axes), jnp.squeeze(var, axes)
 
 
+@op("BatchNormTrainMasked", inputs=("x", "mask", "gamma", "beta"), jit=True)
+def fused_batch_norm_train_masked(x, mask, gamma, beta, axes, epsilon):
+    """Keras's masked batch moments (`BatchNormalization._moments` with a
+    mask one rank below `x`: its unmasked positions only, their count plus
+    Keras's epsilon 1e-7), then the normalization; returns them too."""
+    keep = jnp.broadcast_to(jnp.expand_dims(mask, -1), x.shape).astype(bool)
+    count = jnp.sum(keep.astype(x.dtype), axes, keepdims=True) + 1e-7
+    mean = jnp.sum(jnp.where(keep, x, 0), axes, keepdims=True) / count
+    d = jnp.where(keep, x - mean, 0)
+    var = jnp.sum(jnp.square(d), axes, keepdims=True) / count
+    y = _normalize(x, mean, var, gamma, beta, epsilon)
+    return y, jnp.squeeze(mean, axes), jnp.squeeze(var, axes)
+
+
 @op("BatchNormInfer", inputs=("x", "mean", "var", "gamma", "beta"), jit=True)
 def fused_batch_norm_infer(x, mean, var, gamma, beta, epsilon):
     """Normalizes with given (moving) moments."""

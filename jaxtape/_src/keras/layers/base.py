@@ -196,6 +196,13 @@ class Layer(Module):
         params = inspect.signature(self.call).parameters
         self._call_takes_training = "training" in params
         self._call_takes_mask = "mask" in params
+        # Call arguments with a `<name>_mask` parameter (MultiHeadAttention's
+        # query/value/key): Keras fills those masks from the arguments'.
+        self._mask_args = tuple(
+            (i, n, list(params).index(f"{n}_mask"))
+            for i, n in enumerate(params)
+            if f"{n}_mask" in params
+        )
         self._last_output_shape = None
 
     # -- tracking ----------------------------------------------------------------
@@ -512,6 +519,8 @@ class Layer(Module):
             if self._call_takes_mask and kwargs.get("mask") is None:
                 if previous_mask is not None:
                     kwargs["mask"] = previous_mask
+        if self._mask_args and _masks:
+            self._fill_argument_masks(inputs, args, kwargs)
         inputs = self._autocast_inputs(inputs)
         if self.input_spec is not None and isinstance(inputs, Tensor):
             assert_input_compatibility(self, self.input_spec, tuple(inputs.shape))
@@ -538,6 +547,21 @@ class Layer(Module):
         if self.supports_masking:
             self._set_mask_metadata(inputs, outputs, previous_mask)
         return outputs
+
+    def _fill_argument_masks(self, inputs, args, kwargs) -> None:
+        """Keras 3's rule for calls with several tensor arguments: an argument
+        `x` whose `x_mask` is not given gets the Keras mask of `x`."""
+        given = [inputs, *args]
+        tensors = [x for x in (*given, *kwargs.values()) if isinstance(x, Tensor)]
+        if len(tensors) < 2:
+            return
+        for position, name, mask_position in self._mask_args:
+            if mask_position < len(given) or kwargs.get(f"{name}_mask") is not None:
+                continue
+            value = given[position] if position < len(given) else kwargs.get(name)
+            mask = get_keras_mask(value) if isinstance(value, Tensor) else None
+            if mask is not None:
+                kwargs[f"{name}_mask"] = mask
 
     def compute_mask(self, inputs, previous_mask=None):
         """The mask of the outputs (Keras's): the input's mask, unchanged."""

@@ -52,6 +52,7 @@ class InputLayer(Layer):
         self.output = KerasTensor(
             self._batch_input_shape, self._dtype.name, None, name=self.name
         )
+        self._last_output_shape = self._batch_input_shape  # (for `summary`)
         self.built = True
 
     def get_config(self):
@@ -182,6 +183,7 @@ class Dense(_KernelLayer):
             activity_regularizer,
         )  # fmt: skip
         self.input_spec = InputSpec(min_ndim=2)
+        self.supports_masking = True  # (Keras's: the mask passes through)
 
     def build(self, input_shape):
         in_dim = input_shape[-1]

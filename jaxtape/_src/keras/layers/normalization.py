@@ -20,7 +20,7 @@ from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import regularizers, serialization
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.input_spec import InputSpec
-from jaxtape._src.ops import array_ops, nn_ops
+from jaxtape._src.ops import array_ops, math_ops, nn_ops
 
 __all__ = [
     "BatchNormalization",
@@ -55,6 +55,7 @@ class BatchNormalization(Layer):
         super().__init__(**kwargs)
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
+        self.supports_masking = True  # (the mask passes through, as Keras's)
         self._inits = (
             beta_initializer,
             gamma_initializer,
@@ -85,7 +86,13 @@ class BatchNormalization(Layer):
         axis = self.axis % ndim
         return tuple(a for a in range(ndim) if a != axis), axis
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
+        if mask is not None and len(mask.shape) != len(inputs.shape) - 1:
+            raise ValueError(
+                "The mask provided should be one dimension less than the inputs. "
+                f"Received: mask.shape={tuple(mask.shape)}, "
+                f"inputs.shape={tuple(inputs.shape)}"
+            )
         axes, axis = self._broadcast(inputs.ndim)
         shape = [1] * inputs.ndim
         shape[axis] = inputs.shape[axis]
@@ -97,9 +104,16 @@ class BatchNormalization(Layer):
             return array_ops.reshape(v, shape)
 
         if training and self.trainable:
-            y, mean, var = nn_ops.fused_batch_norm_train(
-                inputs, bc(self.gamma, 1.0), bc(self.beta, 0.0), axes, self.epsilon
-            )
+            gamma, beta = bc(self.gamma, 1.0), bc(self.beta, 0.0)
+            if mask is None:
+                y, mean, var = nn_ops.fused_batch_norm_train(
+                    inputs, gamma, beta, axes, self.epsilon
+                )
+            else:  # the moments of the unmasked positions, as Keras's
+                y, mean, var = nn_ops.fused_batch_norm_train_masked(
+                    inputs, math_ops.cast(mask, inputs.dtype), gamma, beta, axes,
+                    self.epsilon,
+                )  # fmt: skip
             m = self.momentum
             self.moving_mean.assign(
                 self.moving_mean._read_raw() * m + mean._value * (1 - m)
@@ -135,6 +149,7 @@ class LayerNormalization(Layer):
         super().__init__(**kwargs)
         self.axis = axis if isinstance(axis, (list, tuple)) else (axis,)
         self.epsilon, self.center, self.scale = float(epsilon), center, scale
+        self.supports_masking = True  # (Keras's: the mask passes through)
 
     def build(self, input_shape):
         shape = tuple(input_shape[a] for a in self.axis)

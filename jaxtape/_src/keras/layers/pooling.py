@@ -7,6 +7,9 @@ the max's gradient goes to each window's first maximum).
 
 from __future__ import annotations
 
+import jax.numpy as jnp
+
+from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers import arguments
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -163,9 +166,31 @@ class GlobalMaxPooling2D(_GlobalPool):
 
 
 class GlobalAveragePooling1D(_GlobalPool):
-    """Mean over the steps axis."""
+    """Mean over the steps axis; with a mask (`Embedding(mask_zero=True)`,
+    `Masking`), over the unmasked steps only, as Keras's."""
 
     _RANK = 1
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(data_format=data_format, keepdims=keepdims, **kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        axis = 2 if self.data_format == "channels_first" else 1
+        return _masked_mean(inputs, mask, axis, self.keepdims)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None  # (the steps are gone)
+
+
+@op("MaskedMean", inputs=("x", "mask"), jit=True)
+def _masked_mean(x, mask, axis, keepdims):
+    """Keras's masked mean: the sum of the unmasked steps over their count."""
+    keep = jnp.expand_dims(mask.astype(bool), 2 if axis == 1 else 1)
+    total = jnp.sum(jnp.where(keep, x, jnp.zeros((), x.dtype)), axis, keepdims=keepdims)
+    return total / jnp.sum(keep.astype(x.dtype), axis, keepdims=keepdims)
 
 
 class GlobalMaxPooling1D(_GlobalPool):

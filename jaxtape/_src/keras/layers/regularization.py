@@ -52,6 +52,7 @@ class Dropout(Layer):
         super().__init__(**kwargs)
         _check_fraction(rate, "rate")
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self.supports_masking = True  # (Keras's: the mask passes through)
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:

@@ -20,7 +20,7 @@ from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import activations, regularizers
 from jaxtape._src.keras.keras_tensor import KerasTensor, shape_of
-from jaxtape._src.keras.layers.base import Layer, _layer_scope
+from jaxtape._src.keras.layers.base import Layer, _layer_scope, get_keras_mask
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.keras.layers.regularization import _dropout
 from jaxtape._src.keras.layers.seed_generator import SeedStream
@@ -357,11 +357,12 @@ class MultiHeadAttention(_MultiInputLayer):
         use_causal_mask=False,
     ):
         key = value if key is None else key
-        # Keras replaces `query_mask` by the Keras mask of `query` (None here:
-        # jaxtape propagates no implicit masks), so a passed one is unused.
-        del query_mask
+        # Keras replaces `query_mask` by the Keras mask of `query` (from
+        # `Embedding(mask_zero=True)`, `Masking`); `value_mask`/`key_mask`
+        # come from theirs when not given (the Layer's call fills them).
+        query_mask = get_keras_mask(query)
         mask = _combined_mask(
-            query, value, None, value_mask, key_mask, attention_mask,
+            query, value, query_mask, value_mask, key_mask, attention_mask,
             use_causal_mask,
         )  # fmt: skip
         if self._sliding_window is not None:

@@ -98,6 +98,7 @@ class Normalization(Layer):
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True  # (Keras's: the mask passes through)
         if axis is None:
             axis = ()
         elif isinstance(axis, int):
