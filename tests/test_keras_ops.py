@@ -759,6 +759,31 @@ ROWS = (
             [IMG],
             False,
         ),
+        (
+            "map_coordinates",
+            lambda o, x, c: o.image.map_coordinates(x, c, 1, "nearest"),
+            [A, (_R.random((2, 4, 3)) * 6 - 1).astype("float32")],
+            False,
+        ),
+        (
+            "map_coordinates_wrap",
+            lambda o, x, c: o.image.map_coordinates(x, c, 0, "wrap"),
+            [A, (_R.random((2, 5)) * 6 - 1).astype("float32")],
+            False,
+        ),
+        (
+            "scale_and_translate",
+            lambda o, x: o.image.scale_and_translate(
+                x,
+                (2, 9, 4, 3),
+                np.array([1.5, 0.7], "float32"),
+                np.array([0.5, -0.2], "float32"),
+                (1, 2),
+                "bilinear",
+            ),
+            [IMG],
+            False,
+        ),
         ("rgb_to_hsv", lambda o, x: o.image.rgb_to_hsv(x), [np.abs(IMG) / 4], False),
         ("hsv_to_rgb", lambda o, x: o.image.hsv_to_rgb(x), [np.abs(IMG) / 4], False),
         # control flow

@@ -3,10 +3,12 @@
 from jaxtape._src.keras.ops.image import (  # noqa: F401
     crop_images,
     hsv_to_rgb,
+    map_coordinates,
     pad_images,
     resize,
     rgb_to_grayscale,
     rgb_to_hsv,
+    scale_and_translate,
 )
 
 from jaxtape._src import missing as _missing

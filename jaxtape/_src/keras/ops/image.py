@@ -267,3 +267,95 @@ def rgb_to_hsv(images, data_format=None):
 def hsv_to_rgb(images, data_format=None):
     """Keras 3's `keras.ops.image.hsv_to_rgb` (TF's formula)."""
     return _hsv(images, data_format, True)
+
+
+_SCALE_METHODS = (
+    "linear",
+    "bilinear",
+    "trilinear",
+    "cubic",
+    "bicubic",
+    "tricubic",
+    "lanczos3",
+    "lanczos5",
+)
+
+
+@body("scale_and_translate")
+def _scale_and_translate(x, scale, translation, *, shape, dims, method, antialias):
+    return jax.image.scale_and_translate(
+        x, shape, dims, scale, translation, method, antialias
+    )
+
+
+def scale_and_translate(
+    images, output_shape, scale, translation, spatial_dims, method, antialias=True
+):
+    """Keras 3's `keras.ops.image.scale_and_translate` (JAX's resampling)."""
+    if method not in _SCALE_METHODS:
+        raise ValueError(
+            "Invalid value for argument `method`. Expected of one "
+            f"{_SCALE_METHODS}. Received: method={method}"
+        )
+    x = tensor(images)
+    d = knp._name(x)
+    return _scale_and_translate(
+        x,
+        tensor(scale, d),
+        tensor(translation, d),
+        shape=tuple(int(s) for s in knp.static(output_shape)),
+        dims=tuple(int(s) for s in knp.static(spatial_dims)),
+        method=method,
+        antialias=bool(antialias),
+    )
+
+
+_FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
+
+
+@body("map_coordinates")
+def _map_coordinates(x, coords, *, order, fill_mode, fill_value):
+    return jax.scipy.ndimage.map_coordinates(
+        x, list(coords), order, fill_mode, fill_value
+    )
+
+
+def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value=0):
+    """Keras 3's `keras.ops.image.map_coordinates`: `inputs` sampled at
+    `coordinates` (order 0 or 1).
+
+    Differences from Keras on TF: "reflect" and "mirror" follow SciPy's (and
+    Keras's JAX backend's) rules; Keras's TF backend mirrors negative
+    coordinates one element off, and its "mirror" can index out of range.
+    """
+    x, c = tensor(inputs), tensor(coordinates)
+    if np.ndim(c) < 2:
+        raise ValueError(
+            "Invalid coordinates rank: expected at least rank 2. Received input "
+            f"with shape: {np.shape(c)}"
+        )
+    if np.shape(c)[0] != np.ndim(x):
+        raise ValueError(
+            "First dim of `coordinates` must be the same as the rank of `inputs`. "
+            f"Received inputs with shape: {np.shape(x)} and coordinate leading dim "
+            f"of {np.shape(c)[0]}"
+        )
+    if fill_mode not in _FILL_MODES:
+        raise ValueError(
+            "Invalid value for argument `fill_mode`. Expected one of "
+            f"{set(_FILL_MODES)}. Received: fill_mode={fill_mode}"
+        )
+    if order not in (0, 1):
+        raise ValueError(
+            f"Invalid value for argument `order`. Expected one of [0, 1]. "
+            f"Received: order={order}"
+        )
+    d = knp._name(x)
+    compute = d if "float" in d else "float32"
+    return _map_coordinates(
+        knp.cast(x, compute),
+        knp.cast(c, compute),
+        order=int(order),
+        fill_mode=fill_mode,
+        fill_value=float(fill_value),
+    )
