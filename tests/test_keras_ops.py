@@ -784,6 +784,13 @@ ROWS = (
             [IMG],
             False,
         ),
+        ("extract_patches", lambda o, x: o.image.extract_patches(x, 2), [IMG], False),
+        (
+            "extract_patches_same",
+            lambda o, x: o.image.extract_patches(x, (3, 2), (2, 3), padding="same"),
+            [IMG],
+            False,
+        ),
         ("rgb_to_hsv", lambda o, x: o.image.rgb_to_hsv(x), [np.abs(IMG) / 4], False),
         ("hsv_to_rgb", lambda o, x: o.image.hsv_to_rgb(x), [np.abs(IMG) / 4], False),
         # control flow

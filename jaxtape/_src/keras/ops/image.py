@@ -359,3 +359,62 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
         fill_mode=fill_mode,
         fill_value=float(fill_value),
     )
+
+
+def _same_pads(size, k, d, s):
+    out = -(-size // s)
+    total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+    return out, (total // 2, total - total // 2)
+
+
+@body("extract_patches")
+def _extract_patches(x, *, k, s, d, padding):
+    n, h, w, c = x.shape
+    sizes = []
+    pads = []
+    for size, kk, ss, dd in zip((h, w), k, s, d):
+        if padding == "same":
+            out, pad = _same_pads(size, kk, dd, ss)
+        else:
+            out, pad = (size - (kk - 1) * dd - 1) // ss + 1, (0, 0)
+        sizes.append(out)
+        pads.append(pad)
+    x = jnp.pad(x, ((0, 0), pads[0], pads[1], (0, 0)))
+    rows = (np.arange(sizes[0]) * s[0])[:, None] + np.arange(k[0])[None, :] * d[0]
+    cols = (np.arange(sizes[1]) * s[1])[:, None] + np.arange(k[1])[None, :] * d[1]
+    p = x[:, rows[:, :, None, None], cols[None, None, :, :], :]  # N oh kh ow kw C
+    p = jnp.transpose(p, (0, 1, 3, 2, 4, 5))
+    return p.reshape(n, sizes[0], sizes[1], k[0] * k[1] * c)
+
+
+def extract_patches(
+    images, size, strides=None, dilation_rate=1, padding="valid", data_format=None
+):
+    """Keras 3's `keras.ops.image.extract_patches`: 2-D patches flattened into
+    the channel axis (`(kh, kw, C)` order, as TF's `extract_patches`)."""
+    x, last = _images(images, data_format)
+    from_tuple = knp.static(size)
+    k = (from_tuple, from_tuple) if isinstance(from_tuple, int) else tuple(from_tuple)
+    if len(k) != 2:
+        raise ValueError(
+            "Invalid `size` argument. Expected an int or a tuple of length 2. "
+            f"Received: size={size}"
+        )
+    s = k if strides is None else knp.static(strides)
+    s = (s, s) if isinstance(s, int) else tuple(s)
+    dl = knp.static(dilation_rate)
+    dl = (dl, dl) if isinstance(dl, int) else tuple(dl)
+    pad = padding.lower()
+    if pad not in ("valid", "same"):
+        raise ValueError(
+            f"`padding` must be 'valid' or 'same'. Received: padding={padding}"
+        )
+    unbatched = np.ndim(x) == 3
+    if unbatched:
+        x = knp.expand_dims(x, 0)
+    if not last:
+        x = knp.transpose(x, (0, 2, 3, 1))
+    out = _extract_patches(x, k=k, s=s, d=dl, padding=pad)
+    if not last:
+        out = knp.transpose(out, (0, 3, 1, 2))
+    return knp.squeeze(out, 0) if unbatched else out
