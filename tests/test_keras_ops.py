@@ -791,6 +791,12 @@ ROWS = (
             [IMG],
             False,
         ),
+        (
+            "gaussian_blur",
+            lambda o, x: o.image.gaussian_blur(x, (5, 3), (2.0, 0.5)),
+            [IMG],
+            False,
+        ),
         ("rgb_to_hsv", lambda o, x: o.image.rgb_to_hsv(x), [np.abs(IMG) / 4], False),
         ("hsv_to_rgb", lambda o, x: o.image.hsv_to_rgb(x), [np.abs(IMG) / 4], False),
         # control flow

@@ -3,6 +3,7 @@
 from jaxtape._src.keras.ops.image import (  # noqa: F401
     crop_images,
     extract_patches,
+    gaussian_blur,
     hsv_to_rgb,
     map_coordinates,
     pad_images,

@@ -418,3 +418,43 @@ def extract_patches(
     if not last:
         out = knp.transpose(out, (0, 3, 1, 2))
     return knp.squeeze(out, 0) if unbatched else out
+
+
+@body("gaussian_blur")
+def _gaussian_blur(x, *, kernel_size, sigma):
+    def kernel1d(size, s):
+        t = jnp.arange(size, dtype=x.dtype) - (size - 1) / 2
+        k = jnp.exp(-0.5 * (t / s) ** 2)
+        return k / jnp.sum(k)
+
+    k0, k1 = kernel_size
+    # Keras's kernel: outer(ky, kx) read in (k0, k1) order (a reshape).
+    kernel = jnp.outer(kernel1d(k1, sigma[1]), kernel1d(k0, sigma[0])).reshape(k0, k1)
+    c = x.shape[-1]
+    kernel = jnp.tile(kernel[:, :, None, None], (1, 1, 1, c))
+    return jax.lax.conv_general_dilated(
+        x,
+        kernel,
+        (1, 1),
+        "SAME",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        feature_group_count=c,
+    )
+
+
+def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None):
+    """Keras 3's `keras.ops.image.gaussian_blur` (zero padding, 'same' size)."""
+    x, last = _images(images, data_format)
+    unbatched = np.ndim(x) == 3
+    if unbatched:
+        x = knp.expand_dims(x, 0)
+    if not last:
+        x = knp.transpose(x, (0, 2, 3, 1))
+    out = _gaussian_blur(
+        x,
+        kernel_size=tuple(int(k) for k in knp.static(kernel_size)),
+        sigma=tuple(float(s) for s in knp.static(sigma)),
+    )
+    if not last:
+        out = knp.transpose(out, (0, 3, 1, 2))
+    return knp.squeeze(out, 0) if unbatched else out
