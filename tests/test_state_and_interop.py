@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxtape
 import jaxtape as tf
 
 
@@ -120,3 +121,18 @@ def test_python_scalars_stay_weak_next_to_tensors():
         tf.ones([2], tf.int32) * 1.5
     with pytest.raises(tf.errors.InvalidArgumentError, match="AddV2"):
         tf.ones([2], tf.int32) + 1.5  # (TF's AddV2 raises this one, not TypeError)
+
+
+def _scopes(m):
+    seen = [m.get_current_name_scope()]
+    with m.name_scope("outer"):
+        with m.name_scope("inner"):
+            seen.append(m.get_current_name_scope())
+        with m.control_dependencies([m.constant(1.0)]):
+            seen.append(float(m.constant(2.0) + 1.0))
+        seen.append(m.get_current_name_scope())
+    return seen
+
+
+def test_name_scope_path_and_control_dependencies_as_tf(tf):
+    assert _scopes(jaxtape) == _scopes(tf) == ["", "outer/inner", 3.0, "outer"]
