@@ -797,6 +797,7 @@ ROWS = (
             [IMG],
             False,
         ),
+        ("sobel_edges", lambda o, x: o.image.sobel_edges(x), [IMG], False),
         ("rgb_to_hsv", lambda o, x: o.image.rgb_to_hsv(x), [np.abs(IMG) / 4], False),
         ("hsv_to_rgb", lambda o, x: o.image.hsv_to_rgb(x), [np.abs(IMG) / 4], False),
         # control flow

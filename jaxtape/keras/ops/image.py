@@ -11,6 +11,7 @@ from jaxtape._src.keras.ops.image import (  # noqa: F401
     rgb_to_grayscale,
     rgb_to_hsv,
     scale_and_translate,
+    sobel_edges,
 )
 
 from jaxtape._src import missing as _missing

@@ -458,3 +458,36 @@ def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None
     if not last:
         out = knp.transpose(out, (0, 3, 1, 2))
     return knp.squeeze(out, 0) if unbatched else out
+
+
+@body("sobel_edges")
+def _sobel_edges(x):
+    ky = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], np.float64)
+    c = x.shape[-1]
+    kernels = np.stack([ky, ky.T], axis=-1)  # (3, 3, 2): d/dy, d/dx
+    k = np.tile(kernels[:, :, None, :], (1, 1, c, 1)).astype(x.dtype)
+    padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
+    out = jax.lax.conv_general_dilated(
+        padded,
+        k.reshape(3, 3, 1, c * 2),
+        (1, 1),
+        "VALID",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        feature_group_count=c,
+    )
+    return out.reshape(*out.shape[:-1][:3], c, 2)
+
+
+def sobel_edges(images, data_format=None):
+    """Keras 3's `keras.ops.image.sobel_edges`: `(..., C, 2)` vertical and
+    horizontal Sobel responses (reflect padding, as TF's)."""
+    x = tensor(images)
+    if np.ndim(x) != 4:
+        raise ValueError(
+            f"Expected a batch of images (rank 4). Received: shape={np.shape(x)}"
+        )
+    last = _data_format(data_format) == "channels_last"
+    if not last:
+        x = knp.transpose(x, (0, 2, 3, 1))
+    out = _sobel_edges(knp.cast(x, kd.result_type(knp._name(x), float)))
+    return out if last else knp.transpose(out, (0, 3, 1, 2, 4))
