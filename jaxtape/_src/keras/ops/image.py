@@ -469,7 +469,7 @@ def _sobel_edges(x):
     padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
     out = jax.lax.conv_general_dilated(
         padded,
-        k.reshape(3, 3, 1, c * 2),
+        jnp.asarray(k.reshape(3, 3, 1, c * 2)),
         (1, 1),
         "VALID",
         dimension_numbers=("NHWC", "HWIO", "NHWC"),
