@@ -737,6 +737,12 @@ ROWS = (
             ],
             False,
         ),
+        (
+            "ctc_decode",
+            lambda o, x: o.ctc_decode(x, np.array([4, 3, 2]), mask_index=1),
+            [A[:, :, None].repeat(3, -1) * np.array([1.0, -1.0, 0.5], "float32")],
+            False,
+        ),
         # image
         ("resize_up", lambda o, x: o.image.resize(x, (9, 8)), [IMG], False),
         ("resize_down", lambda o, x: o.image.resize(x, (3, 4)), [IMG], False),

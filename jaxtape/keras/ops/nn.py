@@ -10,6 +10,7 @@ from jaxtape._src.keras.ops.nn import (  # noqa: F401
     celu,
     conv,
     conv_transpose,
+    ctc_decode,
     ctc_loss,
     depth_to_space,
     depthwise_conv,

@@ -927,3 +927,58 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
         knp.cast(output_length, "int32"),
         mask_index=int(mask_index),
     )
+
+
+@body("ctc_greedy_decode", differentiable=False)
+def _ctc_greedy(x, lengths, *, merge_repeated, blank):
+    b, t, _ = x.shape
+    k = jnp.argmax(x, axis=-1).astype(jnp.int32)
+    valid = jnp.arange(t, dtype=jnp.int32)[None, :] < lengths[:, None]
+    prev = jnp.concatenate([jnp.full((b, 1), -1, jnp.int32), k[:, :-1]], axis=1)
+    keep = valid & (k != blank)
+    if merge_repeated:
+        keep = keep & (k != prev)
+    pos = jnp.where(keep, jnp.cumsum(keep, axis=1, dtype=jnp.int32) - 1, t)
+    rows = jnp.broadcast_to(jnp.arange(b, dtype=jnp.int32)[:, None], (b, t))
+    decoded = jnp.full((b, t), -1, jnp.int32).at[rows, pos].set(k, mode="drop")
+    scores = -jnp.sum(jnp.where(valid, jnp.max(x, axis=-1), 0), axis=1)
+    return [decoded[None], scores[:, None]]
+
+
+def ctc_decode(
+    inputs,
+    sequence_lengths,
+    strategy="greedy",
+    beam_width=100,
+    top_paths=1,
+    merge_repeated=True,
+    mask_index=0,
+):
+    """Keras 3's `keras.ops.ctc_decode`: `(decoded, scores)`, `decoded` of shape
+    `(top_paths, batch, steps)` padded with -1 (TF's greedy decoder).
+
+    Differences from Keras: `strategy="beam_search"` raises
+    `NotImplementedError`.
+    """
+    if strategy == "beam_search":
+        raise NotImplementedError(
+            "ctc_decode: `strategy='beam_search'` is not supported; use 'greedy'."
+        )
+    if strategy != "greedy":
+        raise ValueError(
+            f"Invalid strategy {strategy}. Supported values are 'greedy' and "
+            "'beam_search'."
+        )
+    del beam_width, top_paths  # beam search only
+    x = tensor(inputs)
+    x = knp.cast(x, kd.result_type(knp._name(x), "float32"))
+    n = np.shape(x)[-1]
+    blank = n - 1 if mask_index is None else int(mask_index) % n
+    return tuple(
+        _ctc_greedy(
+            x,
+            knp.cast(sequence_lengths, "int32"),
+            merge_repeated=bool(merge_repeated),
+            blank=blank,
+        )
+    )
