@@ -111,3 +111,40 @@ def _layers(m):
 
 def test_functional_layers_list_the_input_layer_first_as_keras(tf):
     assert _layers(jaxtape) == _layers(tf)
+
+
+def _list_inputs(m, layer):
+    # Two masked sequences into a layer that takes a list: Keras gives it the
+    # list of their masks, and the merged output carries the combined mask.
+    a_in, b_in = m.keras.Input((4,)), m.keras.Input((4,))
+    emb = m.keras.layers.Embedding(10, 4, mask_zero=True)
+    merging = layer(m)
+    merged = merging([emb(a_in), emb(b_in)])
+    out = m.keras.layers.GlobalAveragePooling1D()(merged)
+    model = m.keras.Model([a_in, b_in], out)
+    emb.set_weights([EMB])
+    merging.set_weights([np.full(w.shape, 0.5, np.float32) for w in merging.weights])
+    other = np.array([[1, 2, 3, 0], [3, 0, 0, 0]])
+    return [np.asarray(model([TOKENS, other]))]
+
+
+LIST_CASES = {
+    "attention": lambda m: m.keras.layers.Attention(),
+    "additive_attention": lambda m: m.keras.layers.AdditiveAttention(),
+    "add": lambda m: m.keras.layers.Add(),
+    "average": lambda m: m.keras.layers.Average(),
+    "concatenate_features": lambda m: m.keras.layers.Concatenate(),
+    "concatenate_steps": lambda m: m.keras.layers.Concatenate(axis=1),
+    "maximum": lambda m: m.keras.layers.Maximum(),
+    "minimum": lambda m: m.keras.layers.Minimum(),
+    "multiply": lambda m: m.keras.layers.Multiply(),
+    "subtract": lambda m: m.keras.layers.Subtract(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIST_CASES))
+def test_masks_of_a_list_input_are_used_as_tf_keras_uses_them(name, tf):
+    want = _list_inputs(tf, LIST_CASES[name])
+    got = _list_inputs(jaxtape, LIST_CASES[name])
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

@@ -89,6 +89,15 @@ def reset_uids() -> None:
 _masks: dict[int, tuple[weakref.ref, Any]] = {}
 
 
+def _mask_of(inputs) -> Any:
+    """The Keras mask of a layer's inputs: a list input's is the list of its
+    tensors' masks (None when none has one), as Keras maps over it."""
+    if isinstance(inputs, (list, tuple)):
+        masks = [get_keras_mask(x) for x in inputs]
+        return None if all(m is None for m in masks) else masks
+    return get_keras_mask(inputs)
+
+
 def get_keras_mask(x) -> Any:
     """The mask a masking layer attached to `x` (Keras's `_keras_mask`), or None."""
     hit = _masks.get(id(x))
@@ -514,8 +523,8 @@ class Layer(Module):
                 "tensor or array: `layer(x)`."
             )
         previous_mask = None
-        if self.supports_masking or self._call_takes_mask:
-            previous_mask = get_keras_mask(inputs) if _masks else None
+        if (self.supports_masking or self._call_takes_mask) and _masks:
+            previous_mask = _mask_of(inputs)
             if self._call_takes_mask and kwargs.get("mask") is None:
                 if previous_mask is not None:
                     kwargs["mask"] = previous_mask

@@ -15,8 +15,8 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxtape._src.core.dispatch import op
-from jaxtape._src.keras.layers.base import Layer
-from jaxtape._src.ops import array_ops, kinks
+from jaxtape._src.keras.layers.base import Layer, get_keras_mask
+from jaxtape._src.ops import array_ops, kinks, math_ops, nondiff
 
 __all__ = [
     "Add",
@@ -84,6 +84,15 @@ class _Merge(Layer):
         super().__init__(**kwargs)
         self.supports_masking = True
 
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's: the inputs' masks OR-ed when every input has one."""
+        if previous_mask is None or any(m is None for m in previous_mask):
+            return None
+        out = math_ops.cast(previous_mask[0], "bool")
+        for m in previous_mask[1:]:
+            out = nondiff.logical_or(out, math_ops.cast(m, "bool"))
+        return out
+
     def build(self, input_shape):
         if not isinstance(input_shape, (list, tuple)) or not all(
             isinstance(s, (list, tuple)) for s in input_shape
@@ -129,7 +138,70 @@ class _Merge(Layer):
                 "A merge layer should be called on a list of inputs. "
                 f"Received: inputs={inputs} (not a list of tensors)"
             )
+        if self._HOW in _MASKED and any(get_keras_mask(x) is not None for x in inputs):
+            return _MASKED[self._HOW](list(inputs))
         return _merge(list(inputs), self._HOW)
+
+
+def _step_masks(inputs) -> list:
+    """Each input's Keras mask broadcast to its shape (None where it has none)."""
+    out = []
+    for x in inputs:
+        m = get_keras_mask(x)
+        if m is not None:
+            m = array_ops.expand_dims(math_ops.cast(m, "bool"), -1)
+            m = array_ops.broadcast_to(m, tuple(x.shape))
+        out.append(m)
+    return out
+
+
+def _masked_extremum(op):
+    def merge(inputs):
+        """Keras's `_apply_merge_op_and_or_mask`: a masked step takes the
+        other inputs' value, so it never wins the comparison."""
+        output = output_mask = None
+        for x, mask in zip(inputs, _step_masks(inputs)):
+            if output is None:
+                output, output_mask = x, mask
+                continue
+            if mask is not None:
+                x = array_ops.where(mask, x, output)
+            if output_mask is not None:
+                output = array_ops.where(output_mask, output, x)
+            if mask is not None and output_mask is not None:
+                output_mask = nondiff.logical_or(output_mask, mask)
+            else:
+                output_mask = None
+            output = op(output, x)
+        return output
+
+    return merge
+
+
+def _masked_product(inputs):
+    """Keras's masked `Multiply`: masked steps count as 1, and the product is
+    0 where every input is masked (when all have masks)."""
+    masks = _step_masks(inputs)
+    has_output_mask = all(m is not None for m in masks)
+    output = output_mask = None
+    for x, mask in zip(inputs, masks):
+        if mask is not None:
+            x = array_ops.where(mask, x, nondiff.ones_like(x))
+            if has_output_mask:
+                if output_mask is not None:
+                    mask = nondiff.logical_or(output_mask, mask)
+                output_mask = mask
+        output = x if output is None else math_ops.multiply(output, x)
+    if has_output_mask:
+        output = array_ops.where(output_mask, output, nondiff.zeros_like(output))
+    return output
+
+
+_MASKED = {
+    "maximum": _masked_extremum(math_ops.maximum),
+    "minimum": _masked_extremum(math_ops.minimum),
+    "multiply": _masked_product,
+}
 
 
 class Add(_Merge):
@@ -174,6 +246,26 @@ class Concatenate(Layer):
         super().__init__(**kwargs)
         self.axis = axis
         self.supports_masking = True
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's: the masks (all-true for an input without one, expanded to
+        its rank) joined along `axis`, then any() over the last axis."""
+        if previous_mask is None or all(m is None for m in previous_mask):
+            return None
+        parts = []
+        for x, m in zip(inputs, previous_mask):
+            if m is None:
+                parts.append(nondiff.ones_like(x, dtype="bool"))
+            elif len(m.shape) < len(x.shape):
+                parts.append(
+                    array_ops.broadcast_to(
+                        array_ops.expand_dims(math_ops.cast(m, "bool"), -1),
+                        tuple(x.shape),
+                    )
+                )
+            else:
+                parts.append(math_ops.cast(m, "bool"))
+        return nondiff.reduce_any(array_ops.concat(parts, self.axis), axis=-1)
 
     def build(self, input_shape):
         if not isinstance(input_shape, (list, tuple)) or not all(
@@ -236,6 +328,9 @@ class Dot(Layer):
         self.axes = axes
         self.normalize = bool(normalize)
         self.supports_masking = True
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None  # (Keras's: a dot product has no steps left to mask)
 
     def _axes(self, rank1, rank2) -> tuple:
         if isinstance(self.axes, int):

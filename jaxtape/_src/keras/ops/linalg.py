@@ -18,7 +18,7 @@ from jax import lax
 
 from jaxtape._src.keras.ops import numpy as knp
 from jaxtape._src.keras.ops._base import body, float_of, static, tensor
-from jaxtape._src.ops import linalg_ops
+from jaxtape._src.ops import kinks, linalg_ops
 
 
 def _float(x):
@@ -241,6 +241,13 @@ def matrix_rank(x, tol=None):
 
 @body("norm")
 def _norm(x, *, ord, axis, keepdims):
+    vector = (axis is None and x.ndim == 1) or isinstance(axis, int)
+    if vector and ord in (1, np.inf, -np.inf):  # (TF's `abs` gradient at 0)
+        a = kinks.abs(x)
+        if ord == 1:
+            return jnp.sum(a, axis=axis, keepdims=keepdims)
+        reduce = jnp.max if ord == np.inf else jnp.min
+        return reduce(a, axis=axis, keepdims=keepdims)
     return jnp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 

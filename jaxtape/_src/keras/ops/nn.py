@@ -19,6 +19,7 @@ import optax
 from jax import lax
 
 from jaxtape._src.core import config
+from jaxtape._src.ops import kinks
 from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops import numpy as knp
 from jaxtape._src.keras.ops._base import body, dtype_arg, float_of, name_public, tensor
@@ -32,7 +33,7 @@ def _float(x):
 
 # -- activations --
 def _hard_sigmoid(x):
-    return jnp.clip(x / 6.0 + 0.5, 0.0, 1.0)
+    return kinks.relu6(x + 3.0) / 6.0  # (Keras's TF form, TF's gradient)
 
 
 def _sparse_plus(x):
@@ -74,9 +75,9 @@ log_sigmoid = _activation("log_sigmoid", jax.nn.log_sigmoid)
 hard_sigmoid = _activation("hard_sigmoid", _hard_sigmoid)
 hard_silu = _activation("hard_silu", lambda x: x * _hard_sigmoid(x))
 hard_swish = hard_silu
-selu = _activation("selu", jax.nn.selu)
+selu = _activation("selu", kinks.selu)
 tanh_shrink = _activation("tanh_shrink", lambda x: x - jnp.tanh(x))
-hard_tanh = _activation("hard_tanh", lambda x: jnp.clip(x, -1.0, 1.0))
+hard_tanh = _activation("hard_tanh", lambda x: kinks.clip(x, -1.0, 1.0))
 sparse_plus = _activation("sparse_plus", _sparse_plus)
 sparse_sigmoid = _activation("sparse_sigmoid", _sparse_sigmoid)
 
@@ -84,18 +85,18 @@ sparse_sigmoid = _activation("sparse_sigmoid", _sparse_sigmoid)
 @body("parametric_activation")
 def _param_act(x, *, kind, a, b, dtype):
     x = x.astype(dtype)
+    # (Keras's TF forms, so that the gradients at the kinks are TF's.)
     if kind == "leaky_relu":
-        return jnp.where(x >= 0, x, a * x)
+        return kinks.leaky_relu(x, a)
     if kind == "elu":
-        return jnp.where(x > 0, x, a * jnp.expm1(jnp.minimum(x, 0)))
+        res = jax.nn.elu(x)
+        return res if a == 1.0 else jnp.where(x > 0, res, a * res)
     if kind == "celu":
-        return jnp.maximum(x, 0) + jnp.minimum(
-            0.0, a * jnp.expm1(jnp.minimum(x, 0) / a)
-        )
+        return kinks.maximum(x, 0.0) + a * jnp.expm1(kinks.minimum(x, 0.0) / a)
     if kind == "gelu":
         return jax.nn.gelu(x, approximate=a)
     if kind == "hard_shrink":
-        return jnp.where(jnp.abs(x) > a, x, jnp.zeros_like(x))
+        return jnp.where(kinks.abs(x) > a, x, jnp.zeros_like(x))
     if kind == "soft_shrink":
         return jnp.where(x > a, x - a, jnp.where(x < -a, x + a, jnp.zeros_like(x)))
     if kind == "threshold":
@@ -252,13 +253,12 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwa
 # -- losses --
 @body("binary_crossentropy")
 def _bce(target, output, *, from_logits, eps):
-    if from_logits:
-        return (
-            jnp.maximum(output, 0)
-            - output * target
-            + jnp.log1p(jnp.exp(-jnp.abs(output)))
-        )
-    output = jnp.clip(output, eps, 1 - eps)
+    if from_logits:  # TF's sigmoid_cross_entropy_with_logits, exactly
+        cond = output >= 0
+        relu_logits = jnp.where(cond, output, jnp.zeros_like(output))
+        neg_abs_logits = jnp.where(cond, -output, output)
+        return relu_logits - output * target + jnp.log1p(jnp.exp(neg_abs_logits))
+    output = kinks.clip(output, eps, 1 - eps)
     return -(target * jnp.log(output) + (1 - target) * jnp.log(1 - output))
 
 

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import config
+from jaxtape._src.ops import kinks
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops._base import (
@@ -122,7 +123,7 @@ i0 = _unary("i0", _i0)
 reciprocal = _unary("reciprocal", jnp.reciprocal)
 ceil = _unary("ceil", jnp.ceil, differentiable=False)
 floor = _unary("floor", jnp.floor, differentiable=False)
-abs = _unary("abs", jnp.abs, _same)  # noqa: A001 - Keras's public name
+abs = _unary("abs", kinks.abs, _same)  # noqa: A001 - Keras's public name
 absolute = abs
 fabs = _unary("fabs", jnp.abs)
 negative = _unary("negative", jnp.negative, _same)
@@ -205,8 +206,8 @@ floor_divide = _binary(
 mod = _binary("mod", jnp.mod, _int32_if_bool)
 fmod = _binary("fmod", jnp.fmod, _int32_if_bool)
 power = _binary("power", jnp.power)
-maximum = _binary("maximum", jnp.maximum)
-minimum = _binary("minimum", jnp.minimum)
+maximum = _binary("maximum", kinks.maximum)  # (TF's gradient at ties)
+minimum = _binary("minimum", kinks.minimum)
 fmax = _binary("fmax", jnp.fmax)
 fmin = _binary("fmin", jnp.fmin)
 arctan2 = _binary("arctan2", jnp.arctan2, _to_float)
@@ -296,7 +297,7 @@ def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
 
 @body("clip")
 def _clip(x, lo, hi, *, dtype):
-    return jnp.clip(x.astype(dtype), lo.astype(dtype), hi.astype(dtype))
+    return kinks.clip(x.astype(dtype), lo.astype(dtype), hi.astype(dtype))
 
 
 def clip(x, x_min, x_max):

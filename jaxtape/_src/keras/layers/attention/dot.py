@@ -86,6 +86,7 @@ class Attention(Layer):
         self.use_scale, self.score_mode = use_scale, score_mode
         self.dropout, self.seed = float(dropout), seed
         self._seed_stream = SeedStream(seed)
+        self.supports_masking = True  # (the query's mask goes on, as Keras's)
         if score_mode not in ("dot", "concat"):
             raise ValueError(
                 "Invalid value for argument score_mode. Expected one of "
@@ -157,6 +158,10 @@ class Attention(Layer):
             keep = math_ops.cast(q_mask, "bool")[..., None]
             output = array_ops.where(keep, output, 0.0)
         return (output, weights) if return_attention_scores else output
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's: the query's mask."""
+        return None if not previous_mask else previous_mask[0]
 
     def compute_output_shape(self, input_shape):
         return (*tuple(input_shape[0])[:-1], tuple(input_shape[1])[-1])
