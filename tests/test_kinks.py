@@ -119,6 +119,28 @@ ROWS = {
         lambda m, x: m.keras.ops.where(x > 0, x, 0.0),
         [K],
     ),
+    # Zero vectors: `x * min(rsqrt(sum(x**2)), 1/eps)` discards the infinite
+    # rsqrt, and TF's RsqrtGrad of a zero gradient is 0 there (not NaN).
+    "keras.cosine_similarity_zero": (
+        lambda m, x: m.keras.losses.CosineSimilarity()(np.eye(2, dtype=F32), x),
+        [np.asarray([[0.0, 0.0], [1.0, 2.0]], F32)],
+    ),
+    "keras.unit_normalization_zero": (
+        lambda m, x: m.keras.layers.UnitNormalization()(x),
+        [np.asarray([[0.0, 0.0], [1.0, 2.0]], F32)],
+    ),
+    "keras.ops.normalize_zero": (
+        lambda m, x: m.keras.ops.normalize(x),
+        [np.asarray([[0.0, 0.0], [1.0, 2.0]], F32)],
+    ),
+    "l2_normalize_zero": (
+        lambda m, x: m.math.l2_normalize(x, axis=-1),
+        [np.asarray([[0.0, 0.0], [1.0, 2.0]], F32)],
+    ),
+    "keras.dot_normalize_zero": (
+        lambda m, x: m.keras.layers.Dot(axes=1, normalize=True)([x, x + 1.0]),
+        [np.asarray([[0.0, 0.0], [1.0, 2.0]], F32)],
+    ),
     "keras.mae": (_loss("MeanAbsoluteError", ONES[None]), [K[None]]),
     "keras.mape": (_loss("MeanAbsolutePercentageError", ONES[None]), [K[None]]),
     "keras.huber": (_loss("Huber", ONES[None], delta=1.0), [K[None]]),

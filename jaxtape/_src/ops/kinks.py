@@ -117,6 +117,30 @@ def _relu6_jvp(primals, tangents):
     return jnp.clip(x, 0, 6), jnp.where(inside, t, jnp.zeros_like(t))
 
 
+@jax.custom_jvp
+def _norm_rsqrt(x):
+    return jax.lax.rsqrt(x)
+
+
+@_norm_rsqrt.defjvp
+def _norm_rsqrt_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = jax.lax.rsqrt(x)
+    slope = -0.5 * y * y * y
+    # At x == 0 the slope is infinite; `l2_normalize` then takes the 1/eps
+    # side, so the rsqrt's incoming gradient is 0, and TF's RsqrtGrad gives 0
+    # for that (JAX: 0 * inf = NaN).
+    return y, jnp.where(jnp.isfinite(slope), slope, 0) * t
+
+
+def l2_normalize(x, axis, epsilon):
+    """Keras 3's `ops.normalize(x, axis, order=2, epsilon)`:
+    `x * min(rsqrt(sum(x**2)), 1/epsilon)`, with TF's gradients (finite for a
+    zero vector, as TF's)."""
+    inv = _norm_rsqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=True))
+    return x * minimum(inv, jnp.asarray(1.0 / epsilon, inv.dtype))
+
+
 def selu(x):
     """SELU with TF's derivative at 0 (`scale`, the linear side's)."""
     alpha = np.asarray(1.6732632423543772848170429916717, x.dtype)

@@ -42,8 +42,7 @@ def _smooth(y_true, label_smoothing, n):
 
 def l2_normalize(x, axis, eps):
     """Keras's `ops.normalize` (order 2): `x * min(rsqrt(sum(x**2)), 1/eps)`."""
-    inv = jax.lax.rsqrt(jnp.sum(x * x, axis=axis, keepdims=True))
-    return x * kinks.minimum(inv, 1.0 / eps)
+    return kinks.l2_normalize(x, axis, eps)
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis, eps):

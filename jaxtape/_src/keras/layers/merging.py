@@ -59,9 +59,8 @@ def _merge(values, how):
 
 
 def _l2_normalize(x, axis):
-    """Keras's `normalize(x, axis)`: `x / sqrt(max(sum(x**2), 1e-12))`."""
-    square_sum = jnp.sum(jnp.square(x), axis=axis, keepdims=True)
-    return x * lax.rsqrt(kinks.maximum(square_sum, 1e-12))
+    """Keras's `normalize(x, axis)` (epsilon 1e-7)."""
+    return kinks.l2_normalize(x, axis, 1e-7)
 
 
 @op("BatchDot", inputs=("x", "y"), jit=True)

@@ -20,7 +20,7 @@ from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import regularizers, serialization
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.input_spec import InputSpec
-from jaxtape._src.ops import array_ops, math_ops, nn_ops
+from jaxtape._src.ops import array_ops, kinks, math_ops, nn_ops
 
 __all__ = [
     "BatchNormalization",
@@ -321,8 +321,7 @@ def _axes(axis, ndim) -> tuple:
 def _unit_norm(x, axes):
     """Keras's `normalize(x, order=2, epsilon=1e-12)`:
     `x * min(rsqrt(sum(x**2)), 1e12)`."""
-    inv = lax.rsqrt(jnp.sum(jnp.square(x), axis=axes, keepdims=True))
-    return x * jnp.minimum(inv, 1e12).astype(x.dtype)
+    return kinks.l2_normalize(x, axes, 1e-12).astype(x.dtype)
 
 
 class UnitNormalization(Layer):

@@ -461,10 +461,9 @@ def rms_normalization(x, scale=None, axis=-1, epsilon=None):
 @body("normalize")
 def _normalize(x, *, axis, order, epsilon):
     if order == 2:
-        inv = lax.rsqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=True))
-        return x * jnp.minimum(inv, 1.0 / epsilon)
+        return kinks.l2_normalize(x, axis, epsilon)
     norm = jnp.linalg.norm(x, ord=order, axis=axis, keepdims=True)
-    return x / jnp.maximum(norm, epsilon)
+    return x / kinks.maximum(norm, epsilon)
 
 
 def normalize(x, axis=-1, order=2, epsilon=None):
