@@ -19,7 +19,7 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import math_ops
 from jaxtape._src.ops import stateless_random_ops as sro
-from jaxtape._src.ops.array_ops import _dims, _shape, gather
+from jaxtape._src.ops.array_ops import _shape, gather
 from jaxtape._src.state.variable import Variable, state_lock
 
 _DEFAULT_GLOBAL_SEED = 87654321  # TF's DEFAULT_GRAPH_SEED, used with op seeds only
@@ -245,28 +245,10 @@ def _scaled(sample, mean, stddev):
     return out
 
 
-def _sample_shape(shape, op_name):
-    """A random op's `shape`: a vector of sizes >= 0, as TF requires."""
-    if shape is not None and type(shape) is not tuple and np.ndim(shape) == 0:
-        raise errors.invalid_argument(
-            f"shape must be a vector of {{int32,int64}}, got shape []: {shape!r}. "
-            f"Pass a list, e.g. [{shape!r}].",
-            op_name,
-        )
-    return _dims(shape, op_name)
-
-
-def _float_dtype(dtype, mean, op_name):
-    """The dtype of a normal sample: a float dtype (TF converts `mean` to it)."""
-    np_dt = dtypes.np_dtype(dtype)
-    if np_dt.kind not in "fV":
-        to_value(mean, np_dt)  # TF's "Cannot convert 0.0 to ... int32" TypeError
-        raise errors.invalid_argument(
-            f"Value for attr 'dtype' of {np_dt.name} is not in the list of allowed "
-            "values: half, bfloat16, float, double. Sample a float dtype and cast.",
-            op_name,
-        )
-    return np_dt
+# (TF's checks of a sampler's `shape` and float `dtype`, shared with the
+# stateless ops.)
+_sample_shape = sro._sample_shape
+_float_dtype = sro.float_dtype
 
 
 _UNIFORM_DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
