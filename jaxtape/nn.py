@@ -65,6 +65,16 @@ from jaxtape._src.ops.nn_extra_ops import (  # noqa: F401
 )
 from jaxtape._src.ops.math_extra_ops import in_top_k, zero_fraction  # noqa: F401
 from jaxtape._src.ops.array_extra_ops import space_to_batch  # noqa: F401
+from jaxtape._src.ops.nn_ctc_ops import (  # noqa: F401
+    collapse_repeated,
+    ctc_loss,
+    ctc_unique_labels,
+)
+from jaxtape._src.state.random_ops import (  # noqa: F401
+    all_candidate_sampler,
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+)
 
 from jaxtape._src import missing as _missing
 
