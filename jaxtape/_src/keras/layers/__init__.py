@@ -11,7 +11,9 @@ here and known to `serialization.LAYERS`, which `.keras` files are read with.
 from jaxtape._src.keras import serialization
 from jaxtape._src.keras.layers import (
     activations,
+    adaptive_pooling,
     attention,
+    conv_lstm,
     convolutional,
     core,
     merging,
@@ -23,8 +25,10 @@ from jaxtape._src.keras.layers import (
     reshaping,
 )
 from jaxtape._src.keras.layers.activations import *  # noqa: F403
+from jaxtape._src.keras.layers.adaptive_pooling import *  # noqa: F403
 from jaxtape._src.keras.layers.attention import *  # noqa: F403
 from jaxtape._src.keras.layers.base import Layer
+from jaxtape._src.keras.layers.conv_lstm import *  # noqa: F403
 from jaxtape._src.keras.layers.convolutional import *  # noqa: F403
 from jaxtape._src.keras.layers.core import *  # noqa: F403
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -38,7 +42,9 @@ from jaxtape._src.keras.layers.reshaping import *  # noqa: F403
 
 __all__ = ["InputSpec", "Layer"]
 __all__ += activations.__all__
+__all__ += adaptive_pooling.__all__
 __all__ += attention.__all__
+__all__ += conv_lstm.__all__
 __all__ += convolutional.__all__
 __all__ += core.__all__
 __all__ += merging.__all__

@@ -92,7 +92,8 @@ class _Loop:
         self.variables = tuple(_cell_variables(cell))
         self.state_def = state_def
         self.n_states = state_def.num_leaves
-        self.output_size = int(output_size)
+        # (an int, or a shape without the batch axis: ConvLSTMCell's)
+        self.output_size = output_size
         self.has_mask = bool(has_mask)
         # ((path of a cell in the stack, input dim, units, rate, recurrent
         # rate, mask count), ...): the dropout masks drawn for this call.
@@ -143,10 +144,12 @@ def _cell_key(cell):
             cell.use_bias,
             getattr(cell, "reset_after", None),
             cell.implementation,
-            cell.dtype,
+            cell.compute_dtype,
         )
     if type(cell) is StackedRNNCells:
         return (StackedRNNCells, *(_cell_key(c) for c in cell.cells))
+    if hasattr(cell, "_loop_key"):  # another built-in cell (ConvLSTMCell)
+        return cell._loop_key()
     return _ByIdentity(cell)
 
 
@@ -169,8 +172,10 @@ def _draw_dropout(loop, key, batch, dtype):
     keys = iter(jax.random.split(jax.random.wrap_key_data(key), 2 * len(loop.dropout)))
 
     def draw(k, rate, width, count):
+        shape = (batch, *width) if isinstance(width, tuple) else (batch, width)
+
         def one(kk):
-            keep = jax.random.bernoulli(kk, 1.0 - rate, (batch, width))
+            keep = jax.random.bernoulli(kk, 1.0 - rate, shape)
             return jnp.where(keep, 1.0 / (1.0 - rate), 0.0).astype(dtype)
 
         if count is None:
@@ -242,7 +247,10 @@ def _scan(values, loop):
     xs = jnp.swapaxes(x, 0, 1)
     if mask is not None:
         xs = (xs, jnp.swapaxes(mask.astype(bool), 0, 1))
-    zero = jnp.zeros((batch, loop.output_size), x.dtype)
+    size = loop.output_size
+    zero = jnp.zeros(
+        (batch, *size) if isinstance(size, tuple) else (batch, size), x.dtype
+    )
 
     def body(carry, inp):
         states, prev = carry
@@ -251,9 +259,9 @@ def _scan(values, loop):
         else:
             x_t, m_t = inp
             out, new = _step(loop, weights, masks, x_t, states)
-            keep = m_t[:, None]
-            new = [jnp.where(keep, n, s) for n, s in zip(new, states)]
-            out = jnp.where(keep, out, zero if zero_output_for_mask else prev)
+            new = [jnp.where(_per_row(m_t, s), n, s) for n, s in zip(new, states)]
+            old = zero if zero_output_for_mask else prev
+            out = jnp.where(_per_row(m_t, out), out, old)
         return (new, out), (out if return_sequences else None)
 
     ys: Any
@@ -267,6 +275,11 @@ def _scan(values, loop):
     else:
         output = last
     return (output, *final)
+
+
+def _per_row(m_t, a):
+    """The step's `(batch,)` mask shaped to broadcast over `a`'s other axes."""
+    return m_t.reshape(m_t.shape + (1,) * (a.ndim - 1))
 
 
 _scan_jit = jax.jit(_scan, static_argnums=1)
@@ -457,7 +470,7 @@ class _GatedCell(_DropoutRNNCell, Layer):
 
     def get_initial_state(self, batch_size=None):
         sizes = self.state_size if isinstance(self.state_size, list) else [self.units]
-        dt = dtypes.as_dtype(self.dtype)
+        dt = dtypes.as_dtype(self.compute_dtype)
         return [creation_ops.zeros((batch_size, d), dtype=dt) for d in sizes]
 
     def get_config(self):
@@ -712,7 +725,7 @@ class StackedRNNCells(Layer):
         return _output_size(self.cells[-1])
 
     def get_initial_state(self, batch_size=None):
-        return [_initial_state(c, batch_size, self.dtype) for c in self.cells]
+        return [_initial_state(c, batch_size, self.compute_dtype) for c in self.cells]
 
     def call(self, inputs, states, training=False, **kwargs):
         new_states = []
@@ -755,8 +768,10 @@ class StackedRNNCells(Layer):
         return cls(cells, **cfg)
 
 
-def _output_size(cell) -> int:
+def _output_size(cell) -> int | tuple:
     size = getattr(cell, "output_size", None)
+    if isinstance(size, tuple):  # a shape without the batch axis (ConvLSTMCell)
+        return size
     if size is not None:
         return int(size)
     state = cell.state_size
@@ -785,6 +800,19 @@ def _dropout_plan(cell, input_dim, path=()) -> tuple:
             input_dim = _output_size(c)
         return tuple(out)
     if isinstance(cell, _DropoutRNNCell) and (cell.dropout or cell.recurrent_dropout):
+        shapes = getattr(cell, "_dropout_shapes", None)  # (ConvLSTMCell's)
+        if shapes is not None:
+            in_shape, state_shape = shapes()
+            return (
+                (
+                    path,
+                    in_shape,
+                    state_shape,
+                    cell.dropout,
+                    cell.recurrent_dropout,
+                    cell.dropout_mask_count,
+                ),
+            )
         sizes = cell.state_size
         units = sizes[0] if isinstance(sizes, (list, tuple)) else sizes
         return (
@@ -892,7 +920,7 @@ class RNN(Layer):
 
     def get_initial_state(self, batch_size):
         """The zero states (the cell's `get_initial_state`), a list."""
-        state = _initial_state(self.cell, batch_size, self.cell.dtype)
+        state = _initial_state(self.cell, batch_size, self.cell.compute_dtype)
         return list(state) if isinstance(state, (list, tuple)) else [state]
 
     def reset_state(self):
@@ -946,8 +974,8 @@ class RNN(Layer):
             initial_state = [initial_state]
         flat, state_def = _flatten(list(initial_state))
         flat = [
-            math_ops.cast(s, self.dtype)
-            if not (isinstance(s, Tensor) and s.dtype.name == self.dtype)
+            math_ops.cast(s, self.compute_dtype)
+            if not (isinstance(s, Tensor) and s.dtype.name == self.compute_dtype)
             else s
             for s in flat
         ]
