@@ -33,6 +33,7 @@ from jaxtape._src.losses import losses as losses_module
 from jaxtape._src.metrics import metrics as metrics_module
 from jaxtape._src.ops import array_ops, math_ops
 from jaxtape._src.optimizers import optimizers as optimizers_module
+from jaxtape._src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 
 pack = data_adapter.pack_x_y_sample_weight
 unpack_x_y_sample_weight = data_adapter.unpack_x_y_sample_weight
@@ -173,20 +174,29 @@ class TrainingMixin(_Host):
           jit_compile: Recorded as Keras records it; jaxtape compiles a step
             with XLA in every case (JAX has no graph mode without XLA), unless
             `run_eagerly`.
-          auto_scale_loss: Keras wraps the optimizer in a LossScaleOptimizer
-            only under the `mixed_float16` dtype policy, which jaxtape layers
-            do not have: accepted, with nothing to do.
+          auto_scale_loss: Under the `mixed_float16` dtype policy, wrap the
+            optimizer in a `LossScaleOptimizer` (as Keras 3 does).
 
         Note: the positional order is Keras 3's (`loss_weights` before
         `metrics`), as tf.keras in TF 2.21.
         """
-        del auto_scale_loss  # only acts under mixed_float16 (see docstring)
         if not isinstance(steps_per_execution, int) or steps_per_execution < 1:
             raise ValueError(
                 "`steps_per_execution` must be a positive integer. Received: "
                 f"steps_per_execution={steps_per_execution}"
             )
         self.optimizer = optimizers_module.get(optimizer)
+        policy = getattr(self, "dtype_policy", None)
+        if (
+            auto_scale_loss
+            and policy is not None
+            and policy.name == "mixed_float16"
+            and self.optimizer is not None
+            and not isinstance(self.optimizer, LossScaleOptimizer)
+        ):
+            self.optimizer = LossScaleOptimizer(
+                self.optimizer, name="loss_scale_optimizer"
+            )
         output_names = self._output_names()
         self._compile_loss = None
         if loss is not None:

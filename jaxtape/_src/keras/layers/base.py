@@ -31,11 +31,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import config, context, dtypes
+from jaxtape._src.core import context, dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import regularizers, serialization
+from jaxtape._src.keras import mixed_precision, regularizers, serialization
 from jaxtape._src.keras.keras_tensor import (
     KerasTensor,
     Node,
@@ -187,8 +187,7 @@ class Layer(Module):
         self._scope_name = context.current_name_scope() + (name + "/" if name else "")
         self._trainable = bool(trainable)
         self.built = False
-        dt = dtype.name if isinstance(dtype, dtypes.DType) else dtype
-        self._dtype = np.dtype(dtypes.np_dtype(dt or config.floatx()))
+        self._set_dtype_policy(dtype)
         self._autocast = autocast
         self._losses: list = []
         self._regularized: list = []
@@ -368,15 +367,92 @@ class Layer(Module):
             )
         return int(sum(np.prod(v.shape, dtype=np.int64) for v in self.weights))
 
+    # -- dtypes (Keras 3's dtype policy: keras/mixed_precision.py) ----------------
+    # A layer that computes in float32 under a mixed policy, as Keras's
+    # BatchNormalization/LayerNormalization do: float inputs are cast to
+    # float32, weights are not autocast, float outputs are cast to the
+    # compute dtype.
+    _KEEPS_FLOAT32 = False
+
+    def _set_dtype_policy(self, dtype) -> None:
+        if isinstance(dtype, dtypes.DType):
+            dtype = dtype.name
+        policy = mixed_precision.get(dtype)
+        self._dtype_policy = policy
+        self._dtype = np.dtype(dtypes.np_dtype(policy.compute_dtype))
+        self._variable_dtype = np.dtype(dtypes.np_dtype(policy.variable_dtype))
+        self._mixed = self._dtype != self._variable_dtype
+
+    @property
+    def dtype_policy(self) -> mixed_precision.DTypePolicy:
+        """The layer's `DTypePolicy` (its `dtype` argument, or the global one)."""
+        return self._dtype_policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value) -> None:
+        self._set_dtype_policy(value)
+
     @property
     def dtype(self) -> str:
-        return self._dtype.name
+        """The dtype of the layer's weights (Keras 3's alias of `variable_dtype`)."""
+        return self._variable_dtype.name
 
     @property
     def compute_dtype(self) -> str:
+        """The dtype of the layer's computations, inputs and outputs."""
         return self._dtype.name
 
-    variable_dtype = compute_dtype
+    @property
+    def variable_dtype(self) -> str:
+        """The dtype the layer creates its weights in."""
+        return self._variable_dtype.name
+
+    @property
+    def input_dtype(self) -> str:
+        """The dtype float inputs are cast to (the compute dtype)."""
+        return self._dtype.name
+
+    @property
+    def autocast(self) -> bool:
+        """Whether float inputs are cast to the compute dtype."""
+        return self._autocast
+
+    @autocast.setter
+    def autocast(self, value: bool) -> None:
+        self._autocast = bool(value)
+
+    def _autocast_target(self, current):
+        """The dtype weights read as inside this layer's `call`, given the
+        enclosing call's (Keras 3's `AutocastScope` rule; None: no cast)."""
+        if self._mixed and self._KEEPS_FLOAT32:
+            return None
+        if current is None:
+            return self._dtype if self._mixed else None
+        if not self._autocast or not mixed_precision.is_float(self._dtype.name):
+            return None
+        return self._dtype
+
+    def _policy_call(self, inputs, args, kwargs):
+        """`self.call` under the layer's autocast scope; a `_KEEPS_FLOAT32`
+        layer under a mixed policy has its float outputs cast to the compute
+        dtype."""
+        state = mixed_precision.autocast_state
+        current = state.dtype
+        if current is None and not self._mixed:  # (no policy in sight)
+            return self.call(inputs, *args, **kwargs)
+        state.dtype = self._autocast_target(current)
+        try:
+            outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            state.dtype = current
+        if self._mixed and self._KEEPS_FLOAT32:
+            outputs = map_structure(self._to_compute_dtype, outputs)
+        return outputs
+
+    def _to_compute_dtype(self, x):
+        if isinstance(x, Tensor) and x.dtype.is_floating and x._v.dtype != self._dtype:
+            return math_ops.cast(x, self._dtype)
+        return x
 
     # -- weights -----------------------------------------------------------------
     def add_weight(
@@ -397,9 +473,10 @@ class Layer(Module):
         """Creates a weight of this layer (Keras's `add_weight`).
 
         `name` may come first, positionally, as TF 2's `add_weight("kernel",
-        shape=...)` (Keras 3 refuses a positional name). `autocast` is
-        accepted and unused, as in Keras 3 outside mixed precision (a weight's
-        dtype is the layer's compute dtype here). `aggregation` and
+        shape=...)` (Keras 3 refuses a positional name). The weight has the
+        layer's variable dtype unless `dtype` is given; under a mixed policy a
+        float weight with `autocast` reads as the compute dtype inside the
+        layer's `call` (`mixed_precision.AutocastVariable`). `aggregation` and
         `synchronization` (TF 2's) are recorded on the Variable, as TF does;
         they matter only to distribution strategies.
 
@@ -418,14 +495,13 @@ class Layer(Module):
                 "add_weight(overwrite_with_gradient=True) (Keras's float8 training) "
                 "is not supported by jaxtape; create the weight without it."
             )
-        del autocast  # no mixed precision: the weight has the compute dtype
         if name is not None and "/" in str(name):
             raise ValueError(
                 "Argument `name` must be a string and cannot contain character "
                 f"`/`. Received: name={name}"
             )
         shape = () if shape is None else tuple(int(d) for d in shape)
-        np_dt = np.dtype(dtypes.np_dtype(dtype or self._dtype.name))
+        np_dt = np.dtype(dtypes.np_dtype(dtype or self._variable_dtype.name))
         if initializer is None:
             initializer = "glorot_uniform" if np_dt.kind == "f" else "zeros"
         init = initializers.get(initializer)
@@ -435,7 +511,10 @@ class Layer(Module):
         with context.paused_tapes(), self._scope_for_weights():
             with creating_state():  # concrete even inside jaxtape.function
                 value = init(shape, dtype=np_dt)
-            var = KerasVariable(
+            kind = KerasVariable
+            if autocast and self._mixed and np_dt.kind == "f":
+                kind = mixed_precision.AutocastVariable
+            var = kind(
                 value,
                 trainable=trainable,
                 name=name or "Variable",
@@ -493,9 +572,12 @@ class Layer(Module):
         self.built = True
 
     def _autocast_inputs(self, inputs):
-        """Float inputs cast to the layer's dtype, silently (as Keras 3 does;
-        TF 2.0-2.3's notice about it is gone from tf.keras)."""
+        """Float inputs cast to the layer's compute dtype, silently (as Keras 3
+        does; TF 2.0-2.3's notice about it is gone from tf.keras); float32 for
+        a `_KEEPS_FLOAT32` layer under a mixed policy."""
         target = self._dtype
+        if self._mixed and self._KEEPS_FLOAT32:
+            target = self._variable_dtype
 
         def cast(x):
             if isinstance(x, Variable):
@@ -549,7 +631,7 @@ class Layer(Module):
         _call_ctx.training.append(training)
         try:
             with _layer_scope(self.name):
-                outputs = self.call(inputs, *args, **kwargs)
+                outputs = self._policy_call(inputs, args, kwargs)
         finally:
             _call_ctx.training.pop()
         self._last_output_shape = map_structure(shape_of, outputs)
@@ -617,10 +699,10 @@ class Layer(Module):
             call_kwargs = dict(kwargs)
             if self._call_takes_training:
                 call_kwargs["training"] = False
-            out = self.call(
+            out = self._policy_call(
                 self._autocast_inputs(map_structure(concrete, inputs)),
-                *map_structure(concrete, args),
-                **call_kwargs,
+                map_structure(concrete, args),
+                call_kwargs,
             )
         batch_unknown = first.shape and first.shape[0] is None
         node = Node(self, inputs, args, kwargs)
@@ -690,7 +772,11 @@ class Layer(Module):
 
     # -- config ------------------------------------------------------------------
     def get_config(self) -> dict:
-        cfg = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        cfg = {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": mixed_precision.serialize(self._dtype_policy),
+        }
         if self._batch_input_shape is not None:
             cfg["batch_input_shape"] = list(self._batch_input_shape)
         return cfg

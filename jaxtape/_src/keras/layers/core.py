@@ -14,7 +14,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import dtypes
+from jaxtape._src.core import config, dtypes
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import TensorShape
 from jaxtape._src.initializers import initializers
@@ -47,6 +47,8 @@ class InputLayer(Layer):
             batch_size, shape = bis[0], bis[1:]
         if shape is None:
             raise ValueError("InputLayer needs a `shape` (without the batch axis).")
+        # (floatx, not the dtype policy: Keras's inputs are float32 under mixed)
+        dtype = dtype or config.floatx()
         super().__init__(name=name or unique_name("input_layer"), dtype=dtype)
         self._batch_input_shape = (batch_size, *tuple(shape))
         self.output = KerasTensor(

@@ -39,6 +39,8 @@ class BatchNormalization(Layer):
     momentum 0.99, epsilon 1e-3). Training uses the batch statistics and
     updates the moving ones; inference uses the moving ones."""
 
+    _KEEPS_FLOAT32 = True  # (Keras computes it in float32 under mixed policies)
+
     def __init__(
         self,
         axis=-1,
@@ -144,6 +146,8 @@ class BatchNormalization(Layer):
 
 class LayerNormalization(Layer):
     """Normalizes each sample over `axis` (Keras's epsilon 1e-3)."""
+
+    _KEEPS_FLOAT32 = True  # (Keras computes it in float32 under mixed policies)
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, **kwargs):
         super().__init__(**kwargs)

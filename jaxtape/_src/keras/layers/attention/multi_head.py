@@ -285,7 +285,7 @@ class MultiHeadAttention(_MultiInputLayer):
             bias_regularizer=self._bias_regularizer,
             kernel_constraint=self._kernel_constraint,
             bias_constraint=self._bias_constraint,
-            dtype=self.dtype,
+            dtype=self.dtype_policy,
         )
 
     def build(self, query_shape, value_shape=None, key_shape=None):  # pyright: ignore[reportIncompatibleMethodOverride]
