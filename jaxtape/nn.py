@@ -70,6 +70,20 @@ from jaxtape._src.ops.nn_ctc_ops import (  # noqa: F401
     ctc_loss,
     ctc_unique_labels,
 )
+from jaxtape._src.ops.nn_more_ops import (  # noqa: F401
+    compute_accidental_hits,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+    dilation2d,
+    erosion2d,
+    fractional_avg_pool,
+    fractional_max_pool,
+    isotonic_regression,
+    max_pool_with_argmax,
+    nce_loss,
+    sampled_softmax_loss,
+    with_space_to_batch,
+)
 from jaxtape._src.state.random_ops import (  # noqa: F401
     all_candidate_sampler,
     fixed_unigram_candidate_sampler,

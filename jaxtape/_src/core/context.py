@@ -127,6 +127,12 @@ class Hooks:
         # py_function's `func` (Variables a compiled program holds); the
         # function layer installs it.
         self.py_function_scope: Callable[[str], Any] = _no_scope
+        # `random_key(seed)`: a fresh `jax.random` key from the global seed
+        # streams, and `log_uniform_candidate_sampler(...)` (tf.random's), for
+        # the L1 ops that sample (tf.nn's fractional pooling, nce_loss); the
+        # state layer installs both.
+        self.random_key: Callable[[Any], Any] | None = None
+        self.log_uniform_candidate_sampler: Callable[..., Any] | None = None
 
 
 hooks = Hooks()

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import device, dtypes, errors
+from jaxtape._src.core import context, device, dtypes, errors
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import math_ops
@@ -709,3 +709,7 @@ def all_candidate_sampler(
         Tensor(jnp.ones(tc.shape, jnp.float32)),
         Tensor(jnp.ones((n,), jnp.float32)),
     )
+
+
+context.hooks.random_key = next_key  # for tf.nn's sampling ops (layer L1)
+context.hooks.log_uniform_candidate_sampler = log_uniform_candidate_sampler
