@@ -8,6 +8,7 @@ optax's forward algorithm), label preprocessing (`ctc_unique_labels`,
 from __future__ import annotations
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 import optax
