@@ -576,6 +576,18 @@ def _positive(losses):
     return losses > 0
 
 
+def _half_to_floatx(x):
+    """`x` cast to floatx when it is float16/bfloat16 (Keras computes losses
+    in floatx; other dtypes are left to the loss, as before)."""
+    d = getattr(x, "dtype", None)
+    if d is not None and np.dtype(dtypes.np_dtype(d)).name in _HALF:
+        return math_ops.cast(x, config.floatx())
+    return x
+
+
+_HALF = ("float16", "bfloat16")
+
+
 class Loss:
     """Base class of Keras losses: `loss(y_true, y_pred, sample_weight=None)`.
 
@@ -603,6 +615,8 @@ class Loss:
         if self.dtype is not None:  # Keras converts both to the loss's dtype
             y_pred = math_ops.cast(y_pred, self.dtype)
             y_true = math_ops.cast(y_true, self.dtype)
+        else:  # (Keras's default, floatx: a mixed-precision model's loss)
+            y_pred, y_true = _half_to_floatx(y_pred), _half_to_floatx(y_true)
         losses = self.call(y_true, y_pred)
         if sample_weight is not None:
             _check_weight_shape(self.name, losses, sample_weight)
