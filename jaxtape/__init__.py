@@ -212,6 +212,7 @@ from jaxtape._src.ops.misc_ops import (  # noqa: F401
     newaxis as newaxis,
     print as print,
 )
+from jaxtape._src.structured.sparse import SparseTensor as SparseTensor  # noqa: F401
 from jaxtape._src.ops.script_ops import (  # noqa: F401
     numpy_function as numpy_function,
     py_function as py_function,
@@ -273,6 +274,7 @@ from jaxtape import (  # noqa: F401,E402
     nn as nn,
     random as random,
     signal as signal,
+    sparse as sparse,
     summary as summary,
     test as test,
     train as train,
