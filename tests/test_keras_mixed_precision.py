@@ -83,6 +83,7 @@ LAYERS = {
     "LayerNormalization": (lambda m: m.layers.LayerNormalization(), (3, 6)),
     "BatchNormalization": (lambda m: m.layers.BatchNormalization(), (8, 4)),
     "Embedding": (lambda m: m.layers.Embedding(10, 4), "int"),
+    "Embedding_float_ids": (lambda m: m.layers.Embedding(5000, 4), "float_ids"),
     "softmax_Activation": (lambda m: m.layers.Activation("softmax"), (3, 7)),
     "float32_softmax": (
         lambda m: m.layers.Activation("softmax", dtype="float32"),
@@ -118,7 +119,12 @@ def _run_jt(layer, x, training, compiled):
 def test_layer_under_mixed_policy_matches_tf_keras(tf, policy, name):
     make, shape = LAYERS[name]
     _both(tf, policy)
-    x = _x((2, 3), "int32") if shape == "int" else _x(shape)
+    if shape == "int":
+        x = _x((2, 3), "int32")
+    elif shape == "float_ids":  # (not rounded to float16 on the way: Keras's)
+        x = np.array([[4097.0, 3.0], [4999.0, 0.0]], "float32")
+    else:
+        x = _x(shape)
     theirs, mine = make(tf.keras), make(jt.keras)
     theirs(x)
     mine(x)
@@ -165,6 +171,32 @@ def test_weights_read_in_compute_dtype_only_inside_call():
     assert type(L.Dense(2, dtype="float32").add_weight(shape=(1,))).__name__ == (
         "KerasVariable"
     )
+
+
+def test_model_config_carries_policies(tf):
+    _both(tf, "mixed_float16")
+
+    def make(m):
+        return m.keras.Sequential(
+            [
+                m.keras.Input((3,)),
+                m.keras.layers.Dense(2),
+                m.keras.layers.Dense(1, dtype="mixed_bfloat16"),
+            ]
+        )
+
+    mine, theirs = make(jt).get_config(), make(tf).get_config()
+    assert mine["dtype"] == theirs["dtype"]
+    assert [e["config"]["dtype"] for e in mine["layers"]] == [
+        e["config"]["dtype"] for e in theirs["layers"]
+    ]
+    _both(tf, "float32")
+    model = jt.keras.Sequential.from_config(mine)
+    assert [repr(x.dtype_policy) for x in [model, *model.layers]] == [
+        '<DTypePolicy "mixed_float16">',
+        '<DTypePolicy "mixed_float16">',
+        '<DTypePolicy "mixed_bfloat16">',
+    ]
 
 
 # -- LossScaleOptimizer ------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxtape._src.keras import functional, saving, serialization
+from jaxtape._src.keras import functional, mixed_precision, saving, serialization
 from jaxtape._src.keras.keras_tensor import KerasTensor, Node, flatten, map_structure
 from jaxtape._src.keras.layers.base import Layer, _saving_order
 from jaxtape._src.keras.layers.core import InputLayer
@@ -461,13 +461,13 @@ class Sequential(Model):
         return {
             "name": self.name,
             "trainable": self.trainable,
-            "dtype": self.dtype,
+            "dtype": mixed_precision.serialize(self.dtype_policy),
             "layers": layers,
         }
 
     @classmethod
     def from_config(cls, config: dict):
-        model = cls(name=config.get("name"))
+        model = cls(name=config.get("name"), dtype=config.get("dtype"))
         for entry in config["layers"]:
             if entry["class_name"] == "InputLayer":
                 c = entry["config"]

@@ -239,6 +239,7 @@ class Embedding(Layer):
     ):
         mask_zero = bool(kwargs.pop("mask_zero", False))
         super().__init__(**kwargs)
+        self._autocast = False  # (Keras's: indices are not cast to float16)
         # Keras's: index 0 is padding, masked for the layers downstream (an RNN).
         self.mask_zero = mask_zero
         self.supports_masking = mask_zero
@@ -262,7 +263,10 @@ class Embedding(Layer):
         # Keras's `ops.take`: a negative index counts from the end; one out of
         # range raises (gather's run-time check).
         inputs = array_ops.where(inputs < 0, inputs + self.input_dim, inputs)
-        return array_ops.gather(self.embeddings, inputs)
+        out = array_ops.gather(self.embeddings, inputs)
+        if out.dtype.name != self.compute_dtype:  # (Keras casts, mixed policies)
+            out = math_ops.cast(out, self.compute_dtype)
+        return out
 
     def compute_mask(self, inputs, previous_mask=None):
         """`inputs != 0` with `mask_zero` (Keras's), else None."""
