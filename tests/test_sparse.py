@@ -360,6 +360,12 @@ ERRORS: dict[str, Callable] = {
     "retain_length": lambda m: m.sparse.retain(sp(m, V4), [True]),
     "reset_shape_smaller": lambda m: m.sparse.reset_shape(sp(m, V4), [2, 4]),
     "matmul_inner": lambda m: m.sparse.sparse_dense_matmul(sp(m, V4), m.ones((3, 2))),
+    "matmul_out_of_bounds": lambda m: m.sparse.sparse_dense_matmul(
+        m.SparseTensor([[0, 5]], [1.0], [2, 2]), m.ones((2, 3))
+    ),
+    "matmul_adjoint_out_of_bounds": lambda m: m.sparse.sparse_dense_matmul(
+        m.SparseTensor([[-1, 0]], [1.0], [2, 2]), m.ones((2, 3)), adjoint_a=True
+    ),
     "matmul_dtype": lambda m: m.sparse.sparse_dense_matmul(
         sp(m, V4), m.ones((4, 2), m.float64)
     ),
@@ -369,6 +375,9 @@ ERRORS: dict[str, Callable] = {
     ),
     "softmax_rank1": lambda m: m.sparse.softmax(m.SparseTensor([[0]], [1.0], [3])),
     "reduce_sum_axis": lambda m: m.sparse.reduce_sum(sp(m, V4), 2),
+    "sampled_addmm_shape": lambda m: m.sparse.sampled_addmm(
+        IDX, V4, [3, 5], m.ones((3, 2)), m.ones((2, 4))
+    ),
     "bincount_negative": lambda m: m.sparse.bincount(m.constant([1, -1])),
     "bincount_weights_binary": lambda m: m.sparse.bincount(
         m.constant([1, 2]), weights=m.constant([1.0, 2.0]), binary_output=True

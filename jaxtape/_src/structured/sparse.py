@@ -267,7 +267,7 @@ def _check_to_dense(xp, indices, values, default_value, shape, validate):
         keys[1:] < keys[:-1],
         "SparseToDense",
         text + " is out of order. Many sparse ops require sorted indices.\n"
-        "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n",
+        "    Use `jaxtape.sparse.reorder` to create a correctly ordered copy.\n\n",
         *at1,
         *nxt,
     )

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import sparse as jsparse
 
-from jaxtape._src.core import dtypes, errors
+from jaxtape._src.core import checks, dtypes, errors
 from jaxtape._src.core.dispatch import op, to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops.array_ops import gather
@@ -168,7 +168,27 @@ reduce_max = _reduce_op("max")
 
 
 # -- products ------------------------------------------------------------------
-@op("SparseTensorDenseMatMul", inputs=("indices", "values", "b"))
+def _check_sdmm(xp, indices, values, b, shape, adjoint_a, adjoint_b):
+    for col, label in enumerate("km" if adjoint_a else "mk"):
+        v = indices[:, col]
+        checks.require(
+            xp,
+            (v < 0) | (v >= shape[col]),
+            "SparseTensorDenseMatMul",
+            label
+            + " ({}) from index[{},"
+            + str(col)
+            + f"] out of bounds (>={shape[col]})",
+            lambda xp, p, v=v: v[p],
+            lambda xp, p: p,
+        )
+
+
+@op(
+    "SparseTensorDenseMatMul",
+    inputs=("indices", "values", "b"),
+    check=_check_sdmm,
+)
 def _sdmm(indices, values, b, shape, adjoint_a, adjoint_b):
     rows, cols = indices[:, 0], indices[:, 1]
     n_rows, n_cols = shape
@@ -219,33 +239,45 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
 
 @op("SampledAddmm", inputs=("indices", "values", "mat1", "mat2"))
 def _sampled_addmm(indices, values, mat1, mat2, beta, alpha):
-    def one(idx, v, m1, m2):
-        dots = jnp.sum(m1[idx[:, 0], :] * m2[:, idx[:, 1]].T, axis=-1)
-        return alpha * dots + beta * v
-
-    f = one
-    for _ in range(indices.ndim - 2):
-        f = jax.vmap(f)
-    return f(indices, values, mat1, mat2)
+    dots = jnp.sum(mat1[indices[:, 0], :] * mat2[:, indices[:, 1]].T, axis=-1)
+    return alpha * dots + beta * values
 
 
 def sampled_addmm(
-    indices, values, dense_shape, mat1, mat2, beta=1.0, alpha=1.0, output_type=None
+    indices,
+    values,
+    dense_shape,
+    mat1,
+    mat2,
+    beta=1.0,
+    alpha=1.0,
+    output_type=np.float32,
 ):
-    """`alpha * (mat1 @ mat2)` at `indices` plus `beta * values` (batched over
-    leading dimensions); returns `(indices, values, dense_shape)` as TF's.
+    """`alpha * (mat1 @ mat2)` at `indices` plus `beta * values`; returns
+    `(indices, values, dense_shape)` as TF's. `output_type` is ignored, as TF
+    ignores it.
+
+    Differences from TensorFlow:
+      Batched inputs (rank > 2) raise `NotImplementedError`.
     """
+    del output_type  # (TF's implementation does not use it either)
     idx = convert_to_tensor(indices)
     vals = convert_to_tensor(values)
     shape = convert_to_tensor(dense_shape)
     m1, m2 = convert_to_tensor(mat1), convert_to_tensor(mat2)
-    if output_type is not None and dtypes.as_dtype(output_type) != vals.dtype:
+    if len(m1.shape) != 2 or len(m2.shape) != 2 or len(idx.shape) != 2:
         raise NotImplementedError(
-            f"sampled_addmm: output_type={output_type!r} differs from the values' "
-            "dtype; cast the inputs instead."
+            "jaxtape.sparse.sampled_addmm supports rank-2 matrices only; got mat1 "
+            f"{list(m1.shape)}, mat2 {list(m2.shape)}. Loop over the batch."
         )
-    out = _sampled_addmm(idx, vals, m1, m2, float(beta), float(alpha))
-    return idx, out, shape
+    want = [m1.shape[0], m2.shape[1]]
+    given = np.ravel(host_array(shape, "sampled_addmm", "dense_shape")).tolist()
+    if given != want:
+        raise ValueError(
+            f"Dense shape: {given} does not match output shape: {want}. "
+            "dense_shape must be [rows of mat1, columns of mat2]."
+        )
+    return idx, _sampled_addmm(idx, vals, m1, m2, float(beta), float(alpha)), shape
 
 
 @op("SparseSoftmax", inputs=("indices", "values"))
