@@ -13,6 +13,18 @@ Only `AutocastVariable`s consult the scope, so models without a mixed policy
 read their weights exactly as before (the tape's read hook is wrapped only
 once a mixed layer has made a weight). Imports `core`, `ops`, `state` and
 `keras/variables` only; `keras/layers/base.py` uses it.
+
+Differences from Keras 3:
+  - Only float weights made by a layer with a mixed policy autocast; a weight
+    of a float32 layer read directly inside a mixed layer's `call` keeps
+    float32 (Keras casts every `autocast=True` variable in a scope).
+  - BatchNormalization/LayerNormalization under a mixed policy cast float32
+    inputs to float32 directly (Keras's BatchNormalization rounds them to
+    the compute dtype first; float16 inputs, the usual case, agree).
+  - Without `set_dtype_policy`, the global policy follows `floatx()` at every
+    call (Keras fixes it at its first use).
+  - Quantized policies (`"int8_from_float32"`...) and `DTypePolicyMap` are
+    not supported.
 """
 
 from __future__ import annotations

@@ -3,17 +3,18 @@
 A layer is a `Module` whose variables are tracked in creation order (Keras's
 order, not tf.Module's sorted one). The first call builds it inside its name
 scope, so its weights get Keras 3's names: `name` is the weight's own name
-(`kernel`) and `path` the scoped one (`my_model/dense/kernel`), as tf.keras
-in TF 2.21 (plain `jaxtape.Variable`s keep TF's `name:0`). Float inputs are
-cast to the layer's dtype (floatx, float32 by default), silently, as Keras 3
-autocasts. Calling a layer on a symbolic `KerasTensor` (from `keras.Input`,
-`keras/keras_tensor.py`) records a node of a functional model instead of
-computing. The views of the object graph that `weights`, `layers` and the
-`.weights.h5` walk take (`state/graph.py`) are defined here; so is the saving
-protocol that `keras/saving.py` calls. Keras 3's masks (`Embedding(mask_zero=True)`,
-`Masking`) travel beside the Tensors (`get_keras_mask`): a layer whose `call`
-takes `mask` receives its input's, one that `supports_masking` passes
-`compute_mask`'s on.
+(`kernel`) and `path` the scoped one (`my_model/dense/kernel`), as tf.keras in
+TF 2.21 (plain `jaxtape.Variable`s keep TF's `name:0`). Float inputs are cast
+to the layer's compute dtype (its dtype policy's: floatx, float32, by default;
+float16 under `"mixed_float16"`, `keras/mixed_precision.py`), silently, as
+Keras 3 autocasts. Calling a layer on a symbolic `KerasTensor` (from
+`keras.Input`, `keras/keras_tensor.py`) records a node of a functional model
+instead of computing. The views of the object graph that `weights`, `layers`
+and the `.weights.h5` walk take (`state/graph.py`) are defined here; so is the
+saving protocol that `keras/saving.py` calls. Keras 3's masks
+(`Embedding(mask_zero=True)`, `Masking`) travel beside the Tensors
+(`get_keras_mask`): a layer whose `call` takes `mask` receives its input's, one
+that `supports_masking` passes `compute_mask`'s on.
 """
 
 from __future__ import annotations
@@ -157,9 +158,11 @@ class Layer(Module):
 
     def __init__(self, trainable=True, name=None, dtype=None, autocast=True, **kwargs):
         """Args: `trainable`, `name` (any string without `/`, `''` included, as
-        Keras; None picks `dense`, `dense_1`, ...), `dtype` (the compute and
-        variable dtype; floatx by default), `autocast` (cast float inputs to
-        `dtype`), and Keras's `input_shape`/`input_dim` and TF 2's
+        Keras; None picks `dense`, `dense_1`, ...), `dtype` (a dtype policy
+        or its name, `"mixed_float16"`, or a dtype: the compute and variable
+        dtypes; the global policy by default, floatx unless set),
+        `autocast` (cast float inputs to the compute dtype), and Keras's
+        `input_shape`/`input_dim` and TF 2's
         `batch_input_shape` (the input shape of a Sequential model's first
         layer; Keras 3 refuses the last). TF 2's `input_length` is Embedding's
         only, unused there with Keras 3's deprecation warning; other layers
