@@ -39,6 +39,10 @@ def sp(m, v, idx=IDX, shape=(3, 4)):
     return m.SparseTensor(idx, v, shape)
 
 
+def EMPTY(m):  # noqa: N802 - a [3, 4] SparseTensor with no values
+    return m.SparseTensor(np.zeros((0, 2), np.int64), np.zeros(0, F32), [3, 4])
+
+
 class Row(NamedTuple):
     fn: Callable[..., Any]
     inputs: tuple
@@ -235,6 +239,31 @@ ROWS: dict[str, Row] = {
         lambda m, d: S(m).segment_sqrt_n(d, [0, 1, 3], [0, 0, 2], num_segments=4),
         f(4, 2),
     ),
+    # empty and rank-1 SparseTensors
+    "empty_reduce_sum": row(lambda m: S(m).reduce_sum(EMPTY(m), 1), grad=False),
+    "empty_matmul": row(
+        lambda m, d: S(m).sparse_dense_matmul(EMPTY(m), d), f(4, 2), grad=False
+    ),
+    "empty_add": row(lambda m, v: S(m).add(EMPTY(m), sp(m, v)), V4),
+    "empty_fill_empty_rows": row(
+        lambda m: S(m).fill_empty_rows(EMPTY(m), 7.0), grad=False
+    ),
+    "empty_softmax": row(lambda m: S(m).softmax(EMPTY(m)), grad=False),
+    "empty_concat": row(
+        lambda m, v: S(m).concat(0, [EMPTY(m), sp(m, v)]), V4, grad=False
+    ),
+    "from_dense_zeros": row(lambda m: S(m).from_dense(m.zeros((2, 3))), grad=False),
+    "vector_slice": row(
+        lambda m, v: S(m).slice(sp(m, v, np.array([[1], [4], [6]]), (8,)), [2], [5]),
+        f(3),
+    ),
+    "vector_reduce_sum": row(
+        lambda m, v: S(m).reduce_sum(sp(m, v, np.array([[1], [4], [6]]), (8,)), 0),
+        f(3),
+    ),
+    "vector_to_dense": row(
+        lambda m, v: S(m).to_dense(sp(m, v, np.array([[1], [4], [6]]), (8,))), f(3)
+    ),
     # inside jaxtape.function
     "compiled_to_dense": row(lambda m, v: S(m).to_dense(sp(m, v)), V4, compiled=True),
     "compiled_reduce_sum": row(
@@ -352,6 +381,7 @@ ERRORS: dict[str, Callable] = {
     "to_dense_of_dense": lambda m: m.sparse.to_dense(m.constant([[1.0]])),
     "add_two_dense": lambda m: m.sparse.add(m.ones((2, 2)), m.ones((2, 2))),
     "add_dtype_mismatch": lambda m: m.sparse.add(sp(m, V4), sp(m, [1, 2, 3, 4])),
+    "mul_dtype_mismatch": lambda m: sp(m, V4) * m.constant([2.0], m.float64),
     "mul_dense_too_big": lambda m: sp(m, V4) * m.ones((5, 3, 4)),
     "reshape_size": lambda m: m.sparse.reshape(sp(m, V4), [5]),
     "concat_shapes": lambda m: m.sparse.concat(

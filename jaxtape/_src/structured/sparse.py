@@ -420,32 +420,13 @@ def _dense_binary(sp: SparseTensor, other, kind: str):
     (`truediv`'s rule); the result keeps the sparse tensor's indices.
     """
     vdt = np.dtype(sp._values._value.dtype)
-    if kind == "truediv" and vdt.kind in "iu":
+    dense = convert_to_tensor(other, dtype=vdt)  # (TF's ValueError for another dtype)
+    if kind == "truediv" and vdt.kind in "iu" and dense._value.dtype == vdt:
         from jaxtape._src.ops.math_ops import cast
 
-        target = np.float32 if vdt.itemsize <= 2 else np.float64
-        sp = sp.with_values(cast(sp._values, target))
-        vdt = np.dtype(target)
-        other = (
-            cast(other, target)
-            if type(other) is Tensor
-            else to_value(other, target)
-            if np.dtype(getattr(other, "dtype", vdt)).kind in "iu"
-            or isinstance(other, (int, float))
-            else other
-        )
-    dense = convert_to_tensor(other, dtype=vdt) if type(other) is not Tensor else other
-    if np.dtype(dense._value.dtype) != vdt:
-        raise errors.invalid_argument(
-            f"cannot compute {_CWISE[kind][0]} as input #2(zero-based) was expected "
-            f"to be a {vdt.name} tensor but is a {np.dtype(dense._value.dtype).name} "
-            "tensor. Cast one of them with `jaxtape.cast`.",
-            _CWISE[kind][0],
-        )
+        vdt = np.dtype(np.float32 if vdt.itemsize <= 2 else np.float64)
+        sp = sp.with_values(cast(sp._values, vdt))
+        dense = cast(dense, vdt)
     _check_broadcast(sp._shape, tuple(dense.shape), _CWISE[kind][0])
     values = _cwise(sp._indices, sp._values, dense, sp._shape, kind)
     return SparseTensor(sp._indices, values, sp._shape)
-
-
-def dense_binary(sp: SparseTensor, other, kind: str) -> SparseTensor:
-    return _dense_binary(sp, other, kind)

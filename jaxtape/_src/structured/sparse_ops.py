@@ -17,9 +17,11 @@ The index bookkeeping runs in one of two ways:
   they read are concrete.
 
 Differences from TensorFlow (all ops here): where TF defines no gradient
-(`reduce_max`, `maximum`, `minimum`, `split`), jaxtape's is the gradient of
-the computation; ops assume sorted inputs where TF's do, and sort the
-result where TF's kernel merges sorted inputs.
+(`reduce_max`, `output_is_sparse=True` reductions, `maximum`, `minimum`,
+`split`: TF raises), jaxtape's is the gradient of the computation. `concat`'s
+values carry no gradient, as TF's (None eagerly; zeros from a compiled
+`jaxtape.function`). Where TF's kernels merge inputs they assume sorted,
+jaxtape sorts, so unsorted inputs give sorted results.
 """
 
 from __future__ import annotations
