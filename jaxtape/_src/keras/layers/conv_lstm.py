@@ -5,7 +5,7 @@
 `dilation_rate`) and of the hidden state (stride 1, 'same'). The layers are
 `recurrent.RNN` of that cell, so the time loop is the RNN's one recorded
 `lax.scan` op; the cell gives the RNN its output's shape (`output_size`, a
-tuple) and its dropout masks' shapes (`_dropout_shapes`), which the RNN's
+tuple) and its dropout masks' shapes (`_dropout_spec`), which the RNN's
 loop reads instead of a width.
 """
 
@@ -220,9 +220,19 @@ class ConvLSTMCell(_DropoutRNNCell, Layer):
         """The output's (and each state's) shape without the batch axis."""
         return self._state_shape
 
-    def _dropout_shapes(self) -> tuple:
-        """The shapes of one input and one recurrent dropout mask (no batch)."""
-        return self._step_shape, self._state_shape
+    def _dropout_spec(self) -> tuple:
+        """The shapes of one input and one recurrent dropout mask (no batch)
+        and the rates that apply (Keras drops only for `0 < rate < 1`)."""
+
+        def applied(rate):
+            return rate if 0.0 < rate < 1.0 else 0.0
+
+        return (
+            self._step_shape,
+            self._state_shape,
+            applied(self.dropout),
+            applied(self.recurrent_dropout),
+        )
 
     def _loop_key(self) -> tuple:
         """What the step computes given its weights (the RNN loop's cache key)."""
@@ -238,10 +248,8 @@ class ConvLSTMCell(_DropoutRNNCell, Layer):
             self.activation,
             self.recurrent_activation,
             self.use_bias,
-            self.dropout,
-            self.recurrent_dropout,
             self.dtype,
-        )
+        )  # (the dropout rates are in the loop's plan when they apply)
 
     def get_initial_state(self, batch_size=None):
         dt = dtypes.as_dtype(self.dtype)
@@ -278,22 +286,14 @@ class ConvLSTMCell(_DropoutRNNCell, Layer):
             if training and 0.0 < self.recurrent_dropout < 1.0
             else None
         )
-        if dp is None and rdp is None:  # all four gates in one convolution each
-            z = self._input_conv(inputs, self.kernel, self.bias)
-            z = z + self._recurrent_conv(h_tm1, self.recurrent_kernel)
-            zs = array_ops.split(z, 4, axis=axis)
-        else:  # Keras's per-gate masks
-            kernels = array_ops.split(self.kernel, 4, axis=self.rank + 1)
-            recurrent = array_ops.split(self.recurrent_kernel, 4, axis=self.rank + 1)
-            biases = [None] * 4 if self.bias is None else array_ops.split(self.bias, 4)
-            zs = []
-            for g in range(4):
-                x_g = inputs if dp is None else inputs * dp[g]
-                h_g = h_tm1 if rdp is None else h_tm1 * rdp[g]
-                zs.append(
-                    self._input_conv(x_g, kernels[g], biases[g])
-                    + self._recurrent_conv(h_g, recurrent[g])
-                )
+        # All four gates in one convolution each; with Keras's per-gate
+        # dropout masks, one grouped convolution of the four masked copies
+        # (group g: the copy masked for gate g, the kernel's gate-g filters).
+        x = inputs if dp is None else _masked_copies(inputs, dp, axis)
+        h = h_tm1 if rdp is None else _masked_copies(h_tm1, rdp, axis)
+        z = self._input_conv(x, self.kernel, self.bias)
+        z = z + self._recurrent_conv(h, self.recurrent_kernel)
+        zs = array_ops.split(z, 4, axis=axis)
         i = self.recurrent_activation(zs[0])
         f = self.recurrent_activation(zs[1])
         c = f * c_tm1 + i * self.activation(zs[2])
@@ -327,6 +327,11 @@ class ConvLSTMCell(_DropoutRNNCell, Layer):
             "recurrent_dropout": self.recurrent_dropout,
             "seed": self.seed,
         }
+
+
+def _masked_copies(x, masks, axis):
+    """`[x * masks[0], ..., x * masks[3]]` joined on the channel axis."""
+    return array_ops.concat([x * m for m in masks], axis=axis)
 
 
 class _ConvLSTM(RNN):

@@ -799,20 +799,14 @@ def _dropout_plan(cell, input_dim, path=()) -> tuple:
             out.extend(_dropout_plan(c, input_dim, (*path, i)))
             input_dim = _output_size(c)
         return tuple(out)
+    spec = getattr(cell, "_dropout_spec", None)  # (ConvLSTMCell: mask shapes)
+    if spec is not None:
+        in_shape, state_shape, rate, rec_rate = spec()
+        if not (rate or rec_rate):
+            return ()
+        count = cell.dropout_mask_count
+        return ((path, in_shape, state_shape, rate, rec_rate, count),)
     if isinstance(cell, _DropoutRNNCell) and (cell.dropout or cell.recurrent_dropout):
-        shapes = getattr(cell, "_dropout_shapes", None)  # (ConvLSTMCell's)
-        if shapes is not None:
-            in_shape, state_shape = shapes()
-            return (
-                (
-                    path,
-                    in_shape,
-                    state_shape,
-                    cell.dropout,
-                    cell.recurrent_dropout,
-                    cell.dropout_mask_count,
-                ),
-            )
         sizes = cell.state_size
         units = sizes[0] if isinstance(sizes, (list, tuple)) else sizes
         return (
@@ -899,7 +893,11 @@ class RNN(Layer):
         sequences_shape = input_shape
         step_shape = (sequences_shape[0], *tuple(sequences_shape[2:]))
         if isinstance(self.cell, Layer) and not self.cell.built:
-            with context.paused_tapes(), _layer_scope(self.cell.name):
+            with (
+                context.paused_tapes(),
+                self._scope_for_weights(),  # (a direct `build`: the layer's scope)
+                _layer_scope(self.cell.name),
+            ):
                 self.cell.build(step_shape)
             self.cell.built = True
         if self.stateful and self.states is None:
