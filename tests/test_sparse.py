@@ -212,6 +212,16 @@ ROWS: dict[str, Row] = {
         lambda m: S(m).bincount(sp(m, np.array([1, 3, 3, 0], np.int64)), axis=-1),
         grad=False,
     ),
+    "bincount_sparse_weights": row(
+        lambda m, w: S(m).bincount(
+            sp(m, np.array([1, 3, 3, 0], np.int64)),
+            weights=sp(m, w),
+            minlength=2,
+            maxlength=3,
+        ),
+        f(4),
+        grad=False,
+    ),
     "sampled_addmm": row(
         lambda m, v, a, b: S(m).sampled_addmm(
             IDX, v, [3, 4], a, b, beta=0.5, alpha=2.0
