@@ -173,6 +173,30 @@ def test_weights_read_in_compute_dtype_only_inside_call():
     )
 
 
+def test_models_pass_float32_inputs_on_unrounded(tf):
+    """A functional/Sequential model leaves its inputs to its layers (Keras
+    converts them to the Input's float32): ids above 2048 survive."""
+    _both(tf, "mixed_float16")
+    x = np.array([[4097.0], [3.0]], "float32")
+    table = np.repeat((np.arange(5000) % 2).astype("float32")[:, None], 2, 1)
+
+    def outputs(m):
+        inp = m.keras.Input((1,))
+        functional = m.keras.Model(inp, m.keras.layers.Embedding(5000, 2)(inp))
+        sequential = m.keras.Sequential(
+            [m.keras.Input((1,)), m.keras.layers.Embedding(5000, 2)]
+        )
+        out = []
+        for model in (functional, sequential):
+            model.set_weights([table])
+            out.append(np.asarray(model(x)))
+        return out
+
+    for a, b in zip(outputs(jt), outputs(tf)):
+        assert a.dtype == b.dtype == np.float16
+        np.testing.assert_array_equal(a, b)
+
+
 def test_model_config_carries_policies(tf):
     _both(tf, "mixed_float16")
 

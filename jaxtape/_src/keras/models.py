@@ -136,6 +136,13 @@ class Model(TrainingMixin, Layer):
             )
         return self._run_graph(graph, inputs, training)
 
+    def _mixed_input_dtype(self):
+        """A functional model leaves its inputs to its layers under a mixed
+        policy (Keras converts them to its `Input`s' dtype, not float16)."""
+        if self._graph is not None:
+            return None
+        return super()._mixed_input_dtype()
+
     # -- saving ------------------------------------------------------------------
     def save_weights(self, filepath, overwrite=True, max_shard_size=None) -> None:
         """Writes the weights (and the optimizer's state, if compiled) in Keras
@@ -393,6 +400,13 @@ class Sequential(Model):
         self._tracked["_stack"] = self._stack
         if self._input_shape is not None:
             self._build_symbolically()
+
+    def _mixed_input_dtype(self):
+        """With an input shape, as a functional model (Keras's `input_dtype`
+        is its `InputLayer`'s then)."""
+        if self._input_shape is not None:
+            return None
+        return super()._mixed_input_dtype()
 
     def pop(self):
         layer = self._stack.pop()

@@ -424,6 +424,11 @@ class Layer(Module):
     def autocast(self, value: bool) -> None:
         self._autocast = bool(value)
 
+    def _mixed_input_dtype(self):
+        """What float inputs are cast to under a mixed policy: the compute
+        dtype, float32 for a `_KEEPS_FLOAT32` layer (None: not cast)."""
+        return self._variable_dtype if self._KEEPS_FLOAT32 else self._dtype
+
     def _autocast_target(self, current):
         """The dtype weights read as inside this layer's `call`, given the
         enclosing call's (Keras 3's `AutocastScope` rule; None: no cast)."""
@@ -578,9 +583,7 @@ class Layer(Module):
         """Float inputs cast to the layer's compute dtype, silently (as Keras 3
         does; TF 2.0-2.3's notice about it is gone from tf.keras); float32 for
         a `_KEEPS_FLOAT32` layer under a mixed policy."""
-        target = self._dtype
-        if self._mixed and self._KEEPS_FLOAT32:
-            target = self._variable_dtype
+        target = self._mixed_input_dtype() if self._mixed else self._dtype
 
         def cast(x):
             if isinstance(x, Variable):
@@ -590,6 +593,7 @@ class Layer(Module):
             dtype = x._v.dtype  # a pending value's too: casting must not compute it
             if (
                 self._autocast
+                and target is not None
                 and dtype != target
                 and (dtype.kind == "f" or dtype.name == "bfloat16")
             ):
