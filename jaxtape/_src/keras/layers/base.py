@@ -424,7 +424,7 @@ class Layer(Module):
     def autocast(self, value: bool) -> None:
         self._autocast = bool(value)
 
-    def _mixed_input_dtype(self):
+    def _mixed_input_dtype(self) -> np.dtype | None:
         """What float inputs are cast to under a mixed policy: the compute
         dtype, float32 for a `_KEEPS_FLOAT32` layer (None: not cast)."""
         return self._variable_dtype if self._KEEPS_FLOAT32 else self._dtype
