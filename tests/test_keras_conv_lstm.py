@@ -127,6 +127,10 @@ PARITY = [
     (layer("AdaptiveMaxPooling1D", output_size=[4]), [(2, 9, 3)], False),
     (layer("AdaptiveMaxPooling2D", output_size=3), [(2, 7, 5, 3)], False),
     (layer("AdaptiveMaxPooling3D", output_size=(2, 3, 2)), [(2, 5, 4, 3, 2)], True),
+    (layer("AdaptiveMaxPooling2D", output_size=(3, 2)), [("ties", (2, 7, 5, 3))],
+     False),
+    (layer("AdaptiveMaxPooling3D", output_size=2), [("ties", (2, 5, 3, 4, 2))],
+     False),
     (channels_first("AdaptiveAveragePooling2D", 2, False, output_size=(3, 2)),
      [(2, 7, 5, 3)], False),
     (channels_first("AdaptiveMaxPooling1D", 1, False, output_size=3),
@@ -140,6 +144,8 @@ def _make_input(spec, rng):
         mask[0, 2:] = False  # right padding
         mask[1, :1] = False  # left padding
         return mask
+    if spec[0] == "ties":  # (small integers: tied maxima in most windows)
+        return rng.integers(0, 3, spec[1]).astype(np.float32)
     return rng.normal(size=spec).astype(np.float32)
 
 

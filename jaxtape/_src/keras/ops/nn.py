@@ -806,7 +806,14 @@ def _adaptive_pool(x, *, kind, out, axes):
                 else jnp.iinfo(x.dtype).min,
                 x.dtype,
             )
-            y = jnp.max(jnp.where(mask, xm[..., None, :], low), axis=-1)
+            win = jnp.where(mask, xm[..., None, :], low)
+            if len(axes) == 3:  # TF's MaxPool3DGrad: each tied maximum, in full
+                top = lax.stop_gradient(jnp.max(win, -1, keepdims=True))
+                tied = jnp.where(win == top, win - lax.stop_gradient(win), 0)
+                y = top[..., 0] + jnp.sum(tied, -1, dtype=win.dtype)
+            else:  # TF's MaxPoolGrad: a tie's first maximum
+                first = jnp.argmax(win, -1)[..., None]
+                y = jnp.take_along_axis(win, first, -1)[..., 0]
         x = jnp.moveaxis(y, -1, a)
     return x
 
