@@ -65,10 +65,13 @@ from jaxtape._src.ops.nn_extra_ops import (  # noqa: F401
 )
 from jaxtape._src.ops.math_extra_ops import in_top_k, zero_fraction  # noqa: F401
 from jaxtape._src.ops.array_extra_ops import space_to_batch  # noqa: F401
-from jaxtape._src.ops.nn_ctc_ops import (  # noqa: F401
-    collapse_repeated,
+from jaxtape._src.ops.nn_ctc_ops import collapse_repeated, ctc_unique_labels  # noqa: F401
+from jaxtape._src.structured.nn_sparse_ops import (  # noqa: F401
+    ctc_beam_search_decoder,
+    ctc_greedy_decoder,
     ctc_loss,
-    ctc_unique_labels,
+    embedding_lookup_sparse,
+    safe_embedding_lookup_sparse,
 )
 from jaxtape._src.ops.nn_more_ops import (  # noqa: F401
     compute_accidental_hits,

@@ -7,6 +7,8 @@ optax's forward algorithm), label preprocessing (`ctc_unique_labels`,
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.core
 import jax.numpy as jnp
@@ -28,6 +30,7 @@ def _is_sparse(x) -> bool:
     inputs=("logits", "labels", "label_length", "logit_length"),
     jit=True,
 )
+@functools.partial(jax.jit, static_argnums=(4,))  # one compiled backward
 def _ctc_loss(logits, labels, label_length, logit_length, blank):
     # logits: [batch, time, classes]. optax computes the log-softmax and the
     # forward recursion; its gradient is TF's `softmax - posterior`, masked
@@ -197,7 +200,7 @@ def _collapse(labels, seq_length):
     keep = jnp.concatenate(
         [jnp.ones((b, 1), bool), labels[:, 1:] != labels[:, :-1]], axis=1
     )
-    keep = keep & (jnp.arange(n)[None, :] < seq_length[:, None])
+    keep = keep & (jnp.arange(n, dtype=seq_length.dtype)[None, :] < seq_length[:, None])
     pos = jnp.where(keep, jnp.cumsum(keep, axis=1) - 1, n)
     rows = jnp.broadcast_to(jnp.arange(b)[:, None], (b, n))
     out = jnp.zeros_like(labels).at[rows, pos].set(labels, mode="drop")
@@ -232,7 +235,9 @@ def _greedy(inputs, sequence_length, merge_repeated, blank):
     # (left-aligned, -1 past each length), the lengths, and -sum(max logit).
     t, b, _ = inputs.shape
     k = jnp.argmax(inputs, axis=-1).astype(jnp.int64).T  # [b, t]
-    valid = jnp.arange(t)[None, :] < sequence_length[:, None]
+    valid = (
+        jnp.arange(t, dtype=sequence_length.dtype)[None, :] < sequence_length[:, None]
+    )
     prev = jnp.concatenate([jnp.full((b, 1), -1, k.dtype), k[:, :-1]], axis=1)
     keep = valid & (k != blank)
     if merge_repeated:
@@ -263,9 +268,11 @@ def greedy_decode_dense(inputs, sequence_length, merge_repeated=True, blank_inde
             "CTCGreedyDecoder",
         )
     if not isinstance(lengths, jax.core.Tracer) and np.any(np.asarray(lengths) > t):
-        raise errors.invalid_argument(
-            f"sequence_length(b) > max_time: {np.asarray(lengths).max()} > {t}",
+        b = int(np.argmax(np.asarray(lengths) > t))
+        raise errors.FailedPreconditionError(
+            None,
             "CTCGreedyDecoder",
+            f"sequence_length({b}) <= {t} [Op:CTCGreedyDecoder]",
         )
     blank = n - 1 if blank_index is None else int(blank_index)
     if blank < 0:

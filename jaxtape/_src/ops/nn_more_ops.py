@@ -8,6 +8,8 @@ random draws come from the state layer through `context.hooks`.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -69,6 +71,7 @@ def _lowest(dtype):
 
 # -- max_pool_with_argmax -----------------------------------------------------------
 @op("MaxPoolWithArgmax", inputs=("input",), jit=True)
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))  # one compiled backward
 def _max_pool_argmax(input, window, strides, pads, out_dtype, with_batch):  # noqa: A002
     n, h, w, c = input.shape
     flat = jnp.arange(h * w * c, dtype=jnp.int64).reshape(1, h, w, c)
@@ -129,6 +132,7 @@ def max_pool_with_argmax(
 
 # -- morphology ---------------------------------------------------------------------
 @op("Dilation2D", inputs=("input", "filters"), same_dtype=True, jit=True)
+@functools.partial(jax.jit, static_argnums=(2, 3, 4))  # one compiled backward
 def _dilation(input, filters, strides, rates, pads):  # noqa: A002
     kh, kw, c = filters.shape
     values = _windows(input, (kh, kw), strides, rates, pads, _lowest(input.dtype))
@@ -155,7 +159,7 @@ def _morph_args(input, filters, strides, padding, data_format, dilations, op_nam
             op_name,
         )
     stride = _tuple(strides, 2)
-    rate = _tuple(1 if dilations is None else dilations, 2)
+    rate = _tuple(dilations, 2)
     pad = padding.upper() if isinstance(padding, str) else padding
     if pad not in ("SAME", "VALID"):
         raise ValueError(f"padding must be 'SAME' or 'VALID'; got {padding!r}.")
@@ -168,8 +172,8 @@ def dilation2d(
     filters,
     strides,
     padding,
-    data_format="NHWC",
-    dilations=None,
+    data_format,
+    dilations,
     name=None,
 ):
     """Grayscale morphological dilation (TF 2's `tf.nn.dilation2d`):
@@ -224,6 +228,7 @@ def _cells(seq, size, overlapping):
 
 
 @op("FractionalMaxPool", inputs=("value", "rows", "cols"), jit=True)
+@functools.partial(jax.jit, static_argnums=(3,))  # one compiled backward
 def _fractional_max(value, rows, cols, overlapping):
     low = _lowest(value.dtype)
     r = _cells(rows, value.shape[1], overlapping)  # [oh, h]
@@ -236,6 +241,7 @@ def _fractional_max(value, rows, cols, overlapping):
 
 
 @op("FractionalAvgPool", inputs=("value", "rows", "cols"), jit=True)
+@functools.partial(jax.jit, static_argnums=(3,))  # one compiled backward
 def _fractional_avg(value, rows, cols, overlapping):
     r = _cells(rows, value.shape[1], overlapping).astype(value.dtype)
     c = _cells(cols, value.shape[2], overlapping).astype(value.dtype)
@@ -250,17 +256,18 @@ def _fractional(value, pooling_ratio, pseudo_random, overlapping, seed, op_name)
         raise errors.invalid_argument(
             f"input must be 4-dimensional; got shape {list(np.shape(x))}", op_name
         )
-    ratio = [float(r) for r in np.broadcast_to(np.asarray(pooling_ratio), (4,))]
-    if np.ndim(pooling_ratio) == 0 or len(pooling_ratio) == 1:
-        ratio = [1.0, ratio[0], ratio[0], 1.0]
-    elif len(pooling_ratio) == 2:
-        ratio = [1.0, float(pooling_ratio[0]), float(pooling_ratio[1]), 1.0]
-    if ratio[0] != 1.0 or ratio[3] != 1.0:
-        raise errors.UnimplementedError(
-            None,
-            op_name,
-            "Fractional pooling is not yet supported on the batch nor channel "
-            f"dimension. [Op:{op_name}]",
+    if np.ndim(pooling_ratio) == 0:  # TF's: a number pools height and width
+        pooling_ratio = [1.0, float(pooling_ratio), float(pooling_ratio), 1.0]
+    ratio = [float(r) for r in np.ravel(pooling_ratio)]
+    if ratio[0] != 1.0 or ratio[-1] != 1.0:
+        raise ValueError(
+            "`pooling_ratio` should have first and last elements with value 1.0. "
+            f"Received: pooling_ratio={pooling_ratio}"
+        )
+    if len(ratio) != 4:
+        raise ValueError(
+            f"`pooling_ratio` should have 4 elements. Received: "
+            f"pooling_ratio={pooling_ratio}"
         )
     if min(ratio) < 1.0:
         raise errors.invalid_argument(
@@ -318,48 +325,65 @@ def fractional_avg_pool(
 
 
 # -- isotonic regression ------------------------------------------------------------
-def _pava_segments(row, out_dtype):
-    """TF's pool-adjacent-violators for a non-increasing fit: blocks merge
-    while the previous block's mean is strictly below the new one's. Returns
-    each entry's block id."""
-    n = row.shape[0]
-    x = row.astype(out_dtype)
+def _pava_segments(x):
+    """TF's pool-adjacent-violators for a non-increasing fit of each row of
+    `x`: blocks merge while the previous block's mean is strictly below the
+    new one's. Returns each entry's block id (int32). Rows run side by side
+    (one loop with per-row masks, not a vmap of loops)."""
+    b, n = x.shape
+    rows = jnp.arange(b)
 
     def push(i, state):
         sums, counts, top = state
-        sums = sums.at[top].set(x[i])
-        counts = counts.at[top].set(1)
+        sums = sums.at[rows, top].set(x[:, i])
+        counts = counts.at[rows, top].set(1)
         top = top + 1
 
-        def violates(s):
+        def violating(s):
             sums, counts, top = s
-            prev = sums[top - 2] / counts[top - 2].astype(out_dtype)
-            cur = sums[top - 1] / counts[top - 1].astype(out_dtype)
-            return (top >= 2) & (prev < cur)
+            prev, cur = jnp.maximum(top - 2, 0), jnp.maximum(top - 1, 0)
+            mean_prev = sums[rows, prev] / jnp.maximum(counts[rows, prev], 1).astype(
+                x.dtype
+            )
+            mean_cur = sums[rows, cur] / jnp.maximum(counts[rows, cur], 1).astype(
+                x.dtype
+            )
+            return (top >= 2) & (mean_prev < mean_cur)
 
         def merge(s):
             sums, counts, top = s
-            sums = sums.at[top - 2].add(sums[top - 1]).at[top - 1].set(0)
-            counts = counts.at[top - 2].add(counts[top - 1]).at[top - 1].set(0)
-            return sums, counts, top - 1
+            v = violating(s)
+            prev, cur = jnp.maximum(top - 2, 0), jnp.maximum(top - 1, 0)
+            add_s = jnp.where(v, sums[rows, cur], jnp.zeros_like(sums[:, 0]))
+            add_c = jnp.where(v, counts[rows, cur], 0)
+            sums = sums.at[rows, prev].add(add_s).at[rows, cur].add(-add_s)
+            counts = counts.at[rows, prev].add(add_c).at[rows, cur].add(-add_c)
+            return sums, counts, top - v.astype(top.dtype)
 
-        return lax.while_loop(violates, merge, (sums, counts, top))
+        return lax.while_loop(
+            lambda s: jnp.any(violating(s)), merge, (sums, counts, top)
+        )
 
-    init = (jnp.zeros((n,), out_dtype), jnp.zeros((n,), jnp.int32), jnp.int32(0))
+    init = (
+        jnp.zeros((b, n), x.dtype),
+        jnp.zeros((b, n), jnp.int32),
+        jnp.zeros((b,), jnp.int32),
+    )
     _, counts, _ = lax.fori_loop(0, n, push, init)
-    ends = jnp.cumsum(counts)
-    return jnp.searchsorted(ends, jnp.arange(n), side="right").astype(jnp.int32)
+    ends = jnp.cumsum(counts, axis=1, dtype=jnp.int32)
+    pos = jnp.arange(n, dtype=jnp.int32)
+    return jnp.sum(ends[:, None, :] <= pos[None, :, None], axis=2, dtype=jnp.int32)
 
 
 @op("IsotonicRegression", inputs=("inputs",), jit=True)
+@functools.partial(jax.jit, static_argnums=(1, 2))  # one compiled backward
 def _isotonic(inputs, out_dtype, decreasing):
     x = inputs.astype(out_dtype)
     fit = x if decreasing else -x
-    segments = jax.vmap(lambda r: _pava_segments(r, out_dtype))(lax.stop_gradient(fit))
-    n = x.shape[1]
+    segments = _pava_segments(lax.stop_gradient(fit))
     same = segments[:, :, None] == segments[:, None, :]  # [rows, i, j]
     weights = same.astype(out_dtype) / jnp.sum(same, 2, keepdims=True).astype(out_dtype)
-    return [jnp.einsum("rij,rj->ri", weights, x), segments + 0 * n]
+    return [jnp.einsum("rij,rj->ri", weights, x), segments]
 
 
 _ISO_DTYPES = {
@@ -410,6 +434,7 @@ def _depthwise_grad_args(strides, padding, data_format, dilations, op_name):
 
 
 @op("DepthwiseConv2dNativeBackpropInput", inputs=("filter", "out_backprop"), jit=True)
+@functools.partial(jax.jit, static_argnums=(2, 3, 4, 5, 6))  # one compiled backward
 def _depthwise_input_grad(
     filter, out_backprop, input_sizes, strides, padding, rates, fmt
 ):  # noqa: A002
@@ -421,6 +446,7 @@ def _depthwise_input_grad(
 
 
 @op("DepthwiseConv2dNativeBackpropFilter", inputs=("input", "out_backprop"), jit=True)
+@functools.partial(jax.jit, static_argnums=(2, 3, 4, 5, 6))  # one compiled backward
 def _depthwise_filter_grad(
     input, out_backprop, filter_sizes, strides, padding, rates, fmt
 ):  # noqa: A002
@@ -591,9 +617,10 @@ def compute_accidental_hits(
     """The sampled candidates that equal one of their row's true classes
     (TF's `tf.nn.compute_accidental_hits`): `(indices int32, ids int64,
     weights float32)`, one entry per hit (row, position in
-    `sampled_candidates`, -FLT_MAX), in TF's order (row, then true class,
-    then position). The count depends on the values: eager, or constant
-    inputs inside `jaxtape.function`."""
+    `sampled_candidates`, -FLT_MAX), in TF's order (row, then true class);
+    a class sampled twice counts at its last position, as TF's. The count
+    depends on the values: eager, or constant inputs inside
+    `jaxtape.function`."""
     del seed, name  # accepted for TF compatibility (TF ignores seed too)
     tc = np.asarray(to_value(true_classes))
     sampled = np.asarray(to_value(sampled_candidates)).reshape(-1)
@@ -603,10 +630,12 @@ def compute_accidental_hits(
             f"{num_true}], got {list(tc.shape)}",
             "ComputeAccidentalHits",
         )
+    position = {int(v): j for j, v in enumerate(sampled)}  # the last one, as TF
     rows, ids = [], []
     for i, row in enumerate(tc):
         for label in row:
-            for j in np.flatnonzero(sampled == label):
+            j = position.get(int(label))
+            if j is not None:
                 rows.append(i)
                 ids.append(j)
     low = np.finfo(np.float32).min

@@ -10,6 +10,8 @@ data-dependent sparse ops (`sparse.host_array`).
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -245,9 +247,11 @@ def ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1
             "len(sequence_length) != batch_size", "CTCBeamSearchDecoder"
         )
     if (lengths > t).any():
-        raise errors.invalid_argument(
-            f"sequence_length(b) > max_time: {lengths.max()} > {t}",
+        b = int(np.argmax(lengths > t))
+        raise errors.FailedPreconditionError(
+            None,
             "CTCBeamSearchDecoder",
+            f"sequence_length({b}) <= {t} [Op:CTCBeamSearchDecoder]",
         )
     if top_paths < 1 or top_paths > beam_width:
         raise errors.invalid_argument(
@@ -275,6 +279,7 @@ def ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1
 
 # -- sparse embedding lookups -------------------------------------------------------
 @op("SparseSegmentCombine", inputs=("rows", "weights", "segments"), jit=True)
+@functools.partial(jax.jit, static_argnums=(3, 4))  # one compiled backward
 def _combine(rows, weights, segments, n, combiner):
     w = weights.astype(rows.dtype).reshape((-1,) + (1,) * (rows.ndim - 1))
     total = jax.ops.segment_sum(rows * w, segments, n)
