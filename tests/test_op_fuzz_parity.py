@@ -1720,6 +1720,17 @@ def test_rows_cover_every_shared_public_op(tf):
         "stateless_truncated_normal", "stateless_uniform", "uniform_candidate_sampler",
         "split",
     }  # fmt: skip
+    # The rest of tf.nn (CTC, argmax/morphological/fractional pooling, sampled
+    # losses, sparse lookups): one row per op against TF in tests/test_nn_more_ops.py.
+    not_ops |= {
+        "collapse_repeated", "compute_accidental_hits", "ctc_beam_search_decoder",
+        "ctc_greedy_decoder", "ctc_loss", "ctc_unique_labels",
+        "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input",
+        "dilation2d", "embedding_lookup_sparse", "erosion2d", "fractional_avg_pool",
+        "fractional_max_pool", "isotonic_regression", "max_pool_with_argmax",
+        "nce_loss", "safe_embedding_lookup_sparse", "sampled_softmax_loss",
+        "with_space_to_batch",
+    }  # fmt: skip
     # Not an op: the name scope's path (tests/test_state_and_interop.py).
     not_ops |= {"get_current_name_scope"}
     suffixes = r"_(by_zero|output_type|exclusive_reverse|approximate|alpha)$"
