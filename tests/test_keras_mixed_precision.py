@@ -131,7 +131,7 @@ def test_layer_under_mixed_policy_matches_tf_keras(tf, policy, name):
     mine.set_weights(theirs.get_weights())
     assert [w.dtype.name for w in mine.weights] == [w.dtype for w in theirs.weights]
     training = name == "BatchNormalization"
-    compiled = name in ("Dense", "LSTM")  # (a few rows inside jaxtape.function)
+    compiled = name in ("Dense", "BatchNormalization")  # (inside jaxtape.function)
     y_tf, g_tf = _run_tf(tf, theirs, x, training)
     y_jt, g_jt = _run_jt(mine, x, training, compiled)
     assert y_jt.dtype.name == y_tf.dtype.name
@@ -289,7 +289,7 @@ def test_fit_under_mixed_float16_matches_tf_keras(tf):
     assert type(mine.optimizer).__name__ == type(theirs.optimizer).__name__
     assert mine.optimizer.name == theirs.optimizer.name
     assert mine(x).dtype.name == theirs(x).dtype.name == "float16"
-    fit = {"epochs": 3, "batch_size": 8, "shuffle": False, "verbose": 0}
+    fit = {"epochs": 2, "batch_size": 8, "shuffle": False, "verbose": 0}
     h_tf = theirs.fit(x, y, **fit).history["loss"]
     h_jt = mine.fit(x, y, **fit).history["loss"]
     np.testing.assert_allclose(h_jt, h_tf, rtol=2e-2)
