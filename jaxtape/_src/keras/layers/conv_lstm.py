@@ -248,11 +248,11 @@ class ConvLSTMCell(_DropoutRNNCell, Layer):
             self.activation,
             self.recurrent_activation,
             self.use_bias,
-            self.dtype,
+            self.compute_dtype,
         )  # (the dropout rates are in the loop's plan when they apply)
 
     def get_initial_state(self, batch_size=None):
-        dt = dtypes.as_dtype(self.dtype)
+        dt = dtypes.as_dtype(self.compute_dtype)
         shape = (batch_size, *self._state_shape)
         return [
             creation_ops.zeros(shape, dtype=dt),
