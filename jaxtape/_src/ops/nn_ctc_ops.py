@@ -229,7 +229,12 @@ def _first_columns(x, width):
 
 
 # -- the greedy decoder's dense core -------------------------------------------------
-@op("CTCGreedyDecoder", inputs=("inputs", "sequence_length"), differentiable=False)
+@op(
+    "CTCGreedyDecoder",
+    inputs=("inputs", "sequence_length"),
+    differentiable=False,
+    jit=True,
+)
 def _greedy(inputs, sequence_length, merge_repeated, blank):
     # inputs: [time, batch, classes]. Returns the decoded classes [batch, time]
     # (left-aligned, -1 past each length), the lengths, and -sum(max logit).

@@ -200,6 +200,7 @@ def erosion2d(value, filters, strides, padding, data_format, dilations, name=Non
 
 
 # -- fractional pooling -------------------------------------------------------------
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
 def _pooling_sequence(key, size, out, pseudo_random):
     """TF's `GeneratePoolingSequence`: `out + 1` cumulative cell boundaries
     from 0 to `size` (random cell sizes `size // out` or one more, or the
@@ -376,14 +377,15 @@ def _pava_segments(x):
 
 
 @op("IsotonicRegression", inputs=("inputs",), jit=True)
-@functools.partial(jax.jit, static_argnums=(1, 2))  # one compiled backward
-def _isotonic(inputs, out_dtype, decreasing):
-    x = inputs.astype(out_dtype)
-    fit = x if decreasing else -x
-    segments = _pava_segments(lax.stop_gradient(fit))
+@jax.jit  # one compiled backward
+def _isotonic(inputs):
+    # the non-increasing fit of each row: block means over TF's PAV blocks
+    segments = _pava_segments(lax.stop_gradient(inputs))
     same = segments[:, :, None] == segments[:, None, :]  # [rows, i, j]
-    weights = same.astype(out_dtype) / jnp.sum(same, 2, keepdims=True).astype(out_dtype)
-    return [jnp.einsum("rij,rj->ri", weights, x), segments]
+    weights = same.astype(inputs.dtype) / jnp.sum(same, 2, keepdims=True).astype(
+        inputs.dtype
+    )
+    return [jnp.einsum("rij,rj->ri", weights, inputs), segments]
 
 
 _ISO_DTYPES = {
@@ -413,7 +415,12 @@ def isotonic_regression(inputs, decreasing=True, axis=-1):
     )
     shape = np.shape(to_value(moved))
     flat = array_ops.reshape(moved, [-1, shape[-1]])
-    out, seg = _isotonic(flat, out_dtype, bool(decreasing))
+    flat = math_ops.cast(flat, out_dtype)
+    if not decreasing:  # TF's: the non-increasing fit of the negation
+        flat = math_ops.negative(flat)
+    out, seg = _isotonic(flat)
+    if not decreasing:
+        out = math_ops.negative(out)
     out, seg = array_ops.reshape(out, shape), array_ops.reshape(seg, shape)
     if ax != rank - 1:
         back = list(np.argsort(_move_last(rank, ax)))
