@@ -87,6 +87,11 @@ from jaxtape._src.ops.nn_more_ops import (  # noqa: F401
     sampled_softmax_loss,
     with_space_to_batch,
 )
+from jaxtape._src.keras.layers.rnn_cell_wrappers import (  # noqa: F401
+    RNNCellDeviceWrapper,
+    RNNCellDropoutWrapper,
+    RNNCellResidualWrapper,
+)
 from jaxtape._src.state.random_ops import (  # noqa: F401
     all_candidate_sampler,
     fixed_unigram_candidate_sampler,

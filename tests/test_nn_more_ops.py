@@ -109,6 +109,14 @@ def _safe_lookup(m, params, weighted, combiner, default_id, ids=IDS_BAD):
     return N(m).safe_embedding_lookup_sparse(params, sp, w, combiner, default_id)
 
 
+def _cell(m):
+    """A Keras SimpleRNNCell with fixed weights (the same in TF and jaxtape)."""
+    init = m.keras.initializers.Constant(0.3)
+    return m.keras.layers.SimpleRNNCell(
+        3, kernel_initializer=init, recurrent_initializer="identity"
+    )
+
+
 def _conv_in(m, f_):
     return lambda x, nd, padding: m.nn.conv2d(x, f_, 1, padding)
 
@@ -364,6 +372,25 @@ ROWS: dict[str, Row] = {
     "safe_embedding_lookup_sparse_unweighted_sqrtn": row(
         lambda m, p: _safe_lookup(m, p, False, "sqrtn", 2), EMB
     ),
+    # -- RNN cell wrappers (a fresh cell each: TF's wrappers build it) -----------
+    "rnn_cell_residual_wrapper": row(
+        lambda m, x, h: m.nn.RNNCellResidualWrapper(_cell(m))(x, [h]), f(2, 3), f(2, 3)
+    ),
+    "rnn_cell_residual_wrapper_residual_fn": row(
+        lambda m, x, h: m.nn.RNNCellResidualWrapper(
+            _cell(m), residual_fn=lambda i, o: i * 2.0 - o
+        )(x, [h]),
+        f(2, 3),
+        f(2, 3),
+    ),
+    "rnn_cell_device_wrapper": row(
+        lambda m, x, h: m.nn.RNNCellDeviceWrapper(_cell(m), "/cpu:0")(x, [h]),
+        f(2, 3),
+        f(2, 3),
+    ),
+    "rnn_cell_dropout_wrapper_keep_all": row(
+        lambda m, x, h: m.nn.RNNCellDropoutWrapper(_cell(m))(x, [h]), f(2, 3), f(2, 3)
+    ),
     "safe_embedding_lookup_sparse_rank3": row(
         lambda m, p: m.nn.safe_embedding_lookup_sparse(
             p, m.SparseTensor([[0, 0, 0], [0, 1, 1], [1, 0, 2]], [1, 3, 0], [2, 2, 3])
@@ -586,3 +613,44 @@ def test_decoders_need_concrete_lengths_inside_function():
     step = jaxtape.function(lambda x: jaxtape.nn.ctc_greedy_decoder(x, CTC_LOGIT_LEN))
     with pytest.raises(NotImplementedError, match="jaxtape.function"):
         step(jaxtape.constant(CTC_LOGITS))
+
+
+def test_rnn_cell_dropout_wrapper_drops_and_rescales(tf):
+    x, h = f(4, 3), f(4, 3)
+    keys = [  # TF's config keys
+        sorted(m.nn.RNNCellDropoutWrapper(_cell(m), 0.5, 0.5, seed=3).get_config())
+        for m in (tf, jaxtape)
+    ]
+    assert keys[0] == keys[1]
+    cell = _cell(jaxtape)
+    wrapped = jaxtape.nn.RNNCellDropoutWrapper(cell, output_keep_prob=0.5, seed=3)
+    out, _ = wrapped(jaxtape.constant(x), [jaxtape.constant(h)])
+    plain, _ = cell(jaxtape.constant(x), [jaxtape.constant(h)])
+    out, plain = np.asarray(out), np.asarray(plain)
+    kept = out != 0
+    assert 0 < kept.sum() < out.size
+    np.testing.assert_allclose(out[kept], 2.0 * plain[kept], rtol=1e-6)
+    # variational: one noise for every call
+    var = jaxtape.nn.RNNCellDropoutWrapper(
+        _cell(jaxtape),
+        input_keep_prob=0.5,
+        variational_recurrent=True,
+        input_size=3,
+        dtype=jaxtape.float32,
+    )
+    ones = jaxtape.ones([4, 3])
+    a, _ = var(ones, [jaxtape.constant(h)])
+    b, _ = var(ones, [jaxtape.constant(h)])
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(ValueError, match="dtype must be provided"):
+        jaxtape.nn.RNNCellDropoutWrapper(
+            _cell(jaxtape), input_keep_prob=0.5, variational_recurrent=True
+        )
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        jaxtape.nn.RNNCellDropoutWrapper(_cell(jaxtape), output_keep_prob=1.5)
+
+
+def test_rnn_cell_wrapper_config_round_trips():
+    wrapped = jaxtape.nn.RNNCellDeviceWrapper(_cell(jaxtape), "/cpu:0")
+    again = jaxtape.nn.RNNCellDeviceWrapper.from_config(wrapped.get_config())
+    assert again.cell.units == 3 and again.get_config()["device"] == "/cpu:0"
