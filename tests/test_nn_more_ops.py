@@ -82,6 +82,7 @@ SAMPLED = (
     R.uniform(0.1, 1, (4,)).astype(F32),
 )
 TRUE = np.array([[1, 2], [3, 3], [0, 9]], I64)
+SAMPLED_TWICE = np.array([2, 3, 2, 9], I64)  # accidental hits: the last 2 only
 
 
 def _depthwise_out(strides, padding):
@@ -328,9 +329,21 @@ ROWS: dict[str, Row] = {
         f(10),
         f(3, 4),
     ),
-    "sampled_softmax_loss": row(
+    "sampled_softmax_loss_compiled": row(
         lambda m, w, b, x: m.nn.sampled_softmax_loss(
             w, b, TRUE, x, 4, 10, 2, sampled_values=SAMPLED
+        ),
+        f(10, 4),
+        f(10),
+        f(3, 4),
+        compiled=True,
+        # (a tape outside jaxtape.function cannot differentiate gather followed
+        # by softmax_cross_entropy_with_logits inside it: a function-layer bug)
+        grad=False,
+    ),
+    "sampled_softmax_loss_class_sampled_twice": row(
+        lambda m, w, b, x: m.nn.sampled_softmax_loss(
+            w, b, TRUE, x, 4, 10, 2, sampled_values=(SAMPLED_TWICE, *SAMPLED[1:])
         ),
         f(10, 4),
         f(10),

@@ -653,6 +653,18 @@ def compute_accidental_hits(
     )
 
 
+@op("AccidentalHitsMask", inputs=("labels", "sampled"), differentiable=False, jit=True)
+def _accidental_hits(labels, sampled, dtype):
+    # -FLT_MAX where sampled[j] is one of row i's labels: compute_accidental_hits
+    # as a dense [batch, num_sampled] term (a class sampled twice counts at its
+    # last position, as TF's), so that it traces inside jaxtape.function.
+    n = sampled.shape[0]
+    later = jnp.triu(sampled[:, None] == sampled[None, :], k=1).any(axis=1)
+    hit = (labels[:, :, None] == sampled[None, None, :]).any(axis=1) & ~later
+    low = jnp.asarray(np.finfo(np.float32).min, dtype)
+    return jnp.where(hit, low, jnp.zeros((), dtype)).reshape(labels.shape[0], n)
+
+
 def _sampled_logits(
     weights,
     biases,
@@ -702,12 +714,9 @@ def _sampled_logits(
     )
     sampled_logits = math_ops.add(sampled_logits, sampled_b)
     if remove_accidental_hits:
-        idx, ids, hit_w = compute_accidental_hits(labels, sampled, num_true)
-        hits = np.zeros(np.shape(to_value(sampled_logits)), in_dtype)
-        hits[np.asarray(to_value(idx)), np.asarray(to_value(ids))] = np.asarray(
-            to_value(hit_w)
-        ).astype(in_dtype)
-        sampled_logits = math_ops.add(sampled_logits, hits)
+        sampled_logits = math_ops.add(
+            sampled_logits, _accidental_hits(labels, sampled, in_dtype)
+        )
     if subtract_log_q:
         true_logits = math_ops.subtract(
             true_logits, math_ops.cast(math_ops.log(true_count), in_dtype)
