@@ -89,9 +89,10 @@ def ctc_loss(
       float32, as TF).
 
     Differences from TensorFlow: `SparseTensor` labels raise
-    `NotImplementedError`. An impossible alignment (a label longer than its
-    frames allow) gives a large finite loss (optax's log-epsilon of -1e5)
-    where TF's gives `inf`.
+    `NotImplementedError` here (`jaxtape.nn.ctc_loss` takes them). An
+    impossible alignment (a label longer than its frames allow) gives a large
+    finite loss of about 1e5 (optax's log-epsilon) where TF's dense loss gives
+    about 700; the gradients agree.
     """
     del name  # accepted for TF compatibility
     if _is_sparse(labels):
