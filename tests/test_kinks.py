@@ -19,6 +19,11 @@ F32 = np.float32
 K = np.asarray([-6.0, -3.0, -1.0, 0.0, 1.0, 3.0, 6.0, 0.5], F32)  # kinks, and not
 ONES = np.ones_like(K)
 LABELS = np.asarray([0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0], F32)
+TIES1 = np.asarray([[[0.0], [0.0], [1.0], [1.0], [0.0]]], F32)
+TIES2 = np.kron(np.asarray([[0.0, 1.0], [1.0, 0.0]], F32), np.ones((2, 2), F32))
+TIES2 = TIES2[None, :, :, None]
+TIES3 = np.kron(np.eye(2, dtype=F32)[:, :, None], np.ones((2, 2, 2), F32))
+TIES3 = TIES3[None, ..., None]
 PROBS = np.asarray([0.0, 1e-7, 0.5, 1.0 - 1e-7, 1.0, 0.25, 1.0, 0.0], F32)
 
 
@@ -45,6 +50,16 @@ ROWS = {
         [np.asarray([3.0, 4.0], F32)],
     ),
     "norm_1": (lambda m, x: m.norm(x, ord=1), [K]),
+    # Pooling windows of equal values (ReLU zeros): 1-D and 2-D pass a window's
+    # gradient to its first maximum, 3-D to every maximum.
+    "nn.max_pool1d_ties": (lambda m, x: m.nn.max_pool1d(x, 2, 1, "VALID"), [TIES1]),
+    "nn.max_pool2d_ties": (lambda m, x: m.nn.max_pool2d(x, 2, 1, "SAME"), [TIES2]),
+    "nn.max_pool3d_ties": (lambda m, x: m.nn.max_pool3d(x, 2, 2, "VALID"), [TIES3]),
+    "nn.max_pool3d_ties_overlap": (
+        lambda m, x: m.nn.max_pool3d(x, 2, 1, "SAME"),
+        [TIES3],
+    ),
+    "MaxPooling3D_ties": (lambda m, x: m.keras.layers.MaxPooling3D(2)(x), [TIES3]),
     "nn.relu": (lambda m, x: m.nn.relu(x), [K]),
     "nn.relu6": (lambda m, x: m.nn.relu6(x), [K]),
     "nn.leaky_relu": (lambda m, x: m.nn.leaky_relu(x, 0.2), [K]),

@@ -53,6 +53,8 @@ class OpInfo:
         deferrable=False,
         check=None,
     ):
+        if not differentiable:  # (never recorded: `fn` only ever runs traced)
+            fn, eager = _NoGradient(fn), _NoGradient(eager) if eager else None
         self.fn = fn  # the primitive recorded on tapes: fn(*input_values, *params)
         self.eager = eager or fn  # what computes the op eagerly (maybe jitted)
         self.name = name
@@ -63,6 +65,38 @@ class OpInfo:
         # `check(xp, *input_values, *params)`: TF's run-time argument checks
         # (`core/checks`), run before the op; None for most ops.
         self.check = check
+
+
+class _NoGradient:
+    """The body of an op with no gradient (`stop_gradient`, `round`, `argmax`,
+    `lu`...), its traced outputs cut from JAX's autodiff. Tapes never record
+    such ops, but a `jaxtape.function` or a loop body that an outer tape
+    differentiates is differentiated by JAX as a whole, which would see
+    through them: `stop_gradient(x) * x` would get 2x, not TF's x."""
+
+    __slots__ = ("fn", "__name__")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "op")
+
+    def __eq__(self, other):
+        return type(other) is _NoGradient and other.fn == self.fn
+
+    def __hash__(self):
+        return hash(self.fn)
+
+    def __call__(self, *args):
+        out = self.fn(*args)
+        if isinstance(out, jax.core.Tracer):
+            return jax.lax.stop_gradient(out)
+        if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
+            return jax.tree.map(_cut_traced, out)
+        return out  # concrete values (eager execution): nothing to cut
+
+
+def _cut_traced(v):
+    return jax.lax.stop_gradient(v) if isinstance(v, jax.core.Tracer) else v
 
 
 # -- conversion ------------------------------------------------------------------

@@ -276,11 +276,24 @@ def xlog1py(x, y, name=None):
     return jnp.where(zero, jnp.zeros_like(x * safe), x * jnp.log1p(safe))
 
 
-@op("NextAfter", same_dtype=True, differentiable=False)
+@op("NextAfter", same_dtype=True)
 def nextafter(x1, x2, name=None):
-    """The next representable value after `x1` towards `x2` (no gradient)."""
+    """The next representable value after `x1` towards `x2`; as TF's gradient,
+    the incoming gradient passes to `x1` unchanged and `x2` gets zeros."""
     _check("NextAfter", K_F32_64, x1, x2)
+    return _nextafter(x1, x2)
+
+
+@jax.custom_jvp
+def _nextafter(x1, x2):
     return jnp.nextafter(x1, x2)
+
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    x1, x2 = primals
+    out = jnp.nextafter(x1, x2)
+    return out, jnp.broadcast_to(tangents[0], out.shape).astype(out.dtype)
 
 
 @op("Zeta", same_dtype=True)

@@ -6,6 +6,7 @@ Dropout needs the stateful RNG and lives in `state/random_ops.py`.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from typing import TYPE_CHECKING
 
@@ -650,6 +651,8 @@ def _max_pool(input, ksize, strides, padding):  # noqa: A002
     x = input
     pads = _window_pads(x.shape[1:-1], ksize, strides, padding)
     _check_window_fits("MaxPool", x.shape, x.shape[1:-1], ksize, pads, padding)
+    if len(ksize) == 3:
+        return _max_pool_every_tie(x, ksize, strides, pads)
     if ksize == strides:
         return _tile_max(_whole_tiles(x, ksize, pads, _lowest(x.dtype)), ksize)
     # Overlapping (or gapped) windows: XLA's reduce_window; its gradient
@@ -662,6 +665,53 @@ def _max_pool(input, ksize, strides, padding):  # noqa: A002
         (1, *strides, 1),
         ((0, 0), *pads, (0, 0)),
     )
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
+def _max_pool_every_tie(x, ksize, strides, pads):
+    """3-D max pooling with TF's `MaxPool3DGrad`: unlike 1-D and 2-D pooling
+    (the first maximum), EVERY element equal to its window's maximum gets that
+    window's whole gradient (an all-zero window, after a ReLU, passes it to
+    all of its elements)."""
+    return _reduce_window_max(x, ksize, strides, pads)
+
+
+def _reduce_window_max(x, ksize, strides, pads):
+    return lax.reduce_window(
+        x,
+        _lowest(x.dtype),
+        lax.max,
+        (1, *ksize, 1),
+        (1, *strides, 1),
+        ((0, 0), *pads, (0, 0)),
+    )
+
+
+def _max_pool_every_tie_fwd(x, ksize, strides, pads):
+    out = _reduce_window_max(x, ksize, strides, pads)
+    return out, (x, out)
+
+
+def _max_pool_every_tie_bwd(ksize, strides, pads, res, g):
+    x, out = res
+    xpad = jnp.pad(x, ((0, 0), *pads, (0, 0)), constant_values=_lowest(x.dtype))
+    grad = jnp.zeros_like(xpad)
+    for offset in itertools.product(*[range(k) for k in ksize]):
+        # The element at `offset` of every window, all windows at once.
+        at = (
+            slice(None),
+            *(
+                slice(o, o + (n - 1) * s + 1, s)
+                for o, n, s in zip(offset, out.shape[1:-1], strides)
+            ),
+            slice(None),
+        )
+        grad = grad.at[at].add(jnp.where(xpad[at] == out, g, 0).astype(g.dtype))
+    crop = tuple(slice(lo, lo + n) for (lo, _), n in zip(pads, x.shape[1:-1]))
+    return (grad[(slice(None), *crop, slice(None))],)
+
+
+_max_pool_every_tie.defvjp(_max_pool_every_tie_fwd, _max_pool_every_tie_bwd)
 
 
 @op("AvgPool", inputs=("input",), jit=True)
