@@ -266,7 +266,7 @@ class _Plan:
     def run(self) -> None:
         # The cache key is made here, not when the plan is made: most plans
         # of detached values are never run.
-        leaves = [o._value if type(o) is Tensor else o for o in self.leaf_objs]
+        leaves = [_value_of(o) for o in self.leaf_objs]
         spec = self.spec
         key = (
             "forward",
@@ -336,7 +336,7 @@ def _evaluate_one(rec, r) -> bool:
     for i in ins:
         if i < 0:
             c = rec.consts[~i]
-            vals.append(c._value if type(c) is Tensor else c)
+            vals.append(_value_of(c))
             continue
         src = rec.tensors[i]
         w = src._v
@@ -345,8 +345,16 @@ def _evaluate_one(rec, r) -> bool:
         vals.append(src._value)
     value = device.run(info.eager, vals, params)
     v.value = value
-    t._v = value
+    if type(t) is Tensor:  # (not a Pending the tape kept in its place)
+        t._v = value
     return True
+
+
+def _value_of(o):
+    """The value of a program input: a Tensor, a `Pending` a released tape kept
+    in its place, or a raw value (a recorded Python scalar)."""
+    t = type(o)
+    return o._value if t is Tensor or t is Pending else o
 
 
 class _Replay:

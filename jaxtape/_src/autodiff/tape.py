@@ -191,22 +191,17 @@ class Recorder:
         the refs of those that are still held elsewhere (by the user, or by
         another tape), the only ones whose values can still be read.
 
-        Stand-ins sharing each pending value take the Tensors' slots, so the
-        tape can still compute any of them. Liveness is read from weak
-        references: a Tensor kept alive only by a reference cycle counts as
-        held, and is computed (work, never a wrong value).
+        Each such Tensor's slot keeps its `Pending` (which reads as a Tensor
+        to the program builder: `_v`, `_value`), so the tape can still compute
+        any of them. Liveness is read from weak references: a Tensor kept
+        alive only by a reference cycle counts as held, and is computed (work,
+        never a wrong value).
         """
         if self._held is not None:
             return self._held
-        held = []
-        tensors = self.tensors
-        for r in self.pending:
-            v = tensors[r]._v
-            if type(v) is Pending and v.value is None:
-                held.append((r, weakref.ref(tensors[r])))
-                tensors[r] = Tensor(v)
+        refs, weak = _drop_pending(self.tensors, self.pending)
         self.ids = {}  # (ids of Tensors that may now go away)
-        self._held = {r for r, ref in held if ref() is not None}
+        self._held = {r for r, w in zip(refs, weak) if w() is not None}
         return self._held
 
     def release(self) -> None:
@@ -219,12 +214,30 @@ class Recorder:
         tensors = self.tensors
         left = []
         for r in self.pending:
-            v = tensors[r]._v
-            if r in held and type(v) is Pending and v.value is None:
-                left.append(r)
+            if r in held:
+                v = tensors[r]._v
+                if type(v) is Pending and v.value is None:
+                    left.append(r)
         self.pending = []
         if left:
             program.detach(self, left)
+
+
+def _drop_pending(tensors: list, pending: list) -> tuple[list, list]:
+    """Puts the `Pending` of each uncomputed pending output in its Tensor's
+    slot; returns their refs and weak references to the Tensors. (A function
+    of its own, so that no local keeps a Tensor alive once it returns; the
+    weak references are made by `map`, at C speed: this runs once per
+    gradient for every op of the step.)"""
+    refs, objs = [], []
+    for r in pending:
+        t = tensors[r]
+        v = t._v
+        if type(v) is Pending and v.value is None:
+            refs.append(r)
+            objs.append(t)
+            tensors[r] = v
+    return refs, list(map(weakref.ref, objs))
 
 
 class _CaptureReads:

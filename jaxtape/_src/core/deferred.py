@@ -66,6 +66,16 @@ class Pending:
     def ndim(self) -> int:
         return len(self.shape)
 
+    # A tape that lets its recording go keeps a Pending in place of its
+    # Tensor (autodiff/tape.py `let_go`); these read it as the Tensor would.
+    @property
+    def _v(self) -> Pending:
+        return self
+
+    @property
+    def _value(self) -> jax.Array:
+        return self.force()
+
     def force(self) -> jax.Array:
         """The value, computed by the owner's program if not yet."""
         value = self.value
