@@ -23,6 +23,7 @@ from jaxtape._src.keras.layers import (
     recurrent,
     regularization,
     reshaping,
+    spectrogram,
 )
 from jaxtape._src.keras.layers.activations import *  # noqa: F403
 from jaxtape._src.keras.layers.adaptive_pooling import *  # noqa: F403
@@ -39,6 +40,7 @@ from jaxtape._src.keras.layers.preprocessing import *  # noqa: F403
 from jaxtape._src.keras.layers.recurrent import *  # noqa: F403
 from jaxtape._src.keras.layers.regularization import *  # noqa: F403
 from jaxtape._src.keras.layers.reshaping import *  # noqa: F403
+from jaxtape._src.keras.layers.spectrogram import *  # noqa: F403
 
 __all__ = ["InputSpec", "Layer"]
 __all__ += activations.__all__
@@ -54,6 +56,7 @@ __all__ += preprocessing.__all__
 __all__ += recurrent.__all__
 __all__ += regularization.__all__
 __all__ += reshaping.__all__
+__all__ += spectrogram.__all__
 
 for _name in __all__:
     _layer = globals()[_name]
