@@ -4,6 +4,8 @@ Each case is one script written against the module `m` (TensorFlow or
 jaxtape) and run under both; the counters must agree after every call.
 """
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -115,3 +117,40 @@ def test_random_ops_with_an_op_seed_draw_anew_on_every_compiled_call():
         assert len({tuple(m) for m in masks}) == 3, tf
     # Reproducible from the global seed, as TF's.
     assert draws(jaxtape) == draws(jaxtape)
+
+
+def test_outer_tape_differentiates_a_checked_function_holding_custom_vjps():
+    # A run-time check (gather's index check) and ops whose gradients are
+    # custom (sqrt, softmax cross-entropy, a custom_gradient) in one compiled
+    # function, differentiated by a tape outside it: the gradient is JAX's on
+    # the same pure function, and a bad index still raises.
+    rng = np.random.default_rng(0)
+    w0 = rng.uniform(0.5, 1.5, (5, 4)).astype(np.float32)
+    labels = np.full((3, 4), 0.25, np.float32)
+
+    @jaxtape.custom_gradient
+    def twice(x):
+        return x * 2.0, lambda dy: dy * 2.0
+
+    w = jaxtape.Variable(w0)
+    f = jaxtape.function(
+        lambda i: jaxtape.reduce_sum(
+            jaxtape.nn.softmax_cross_entropy_with_logits(
+                labels=labels, logits=twice(jaxtape.sqrt(jaxtape.gather(w, i)))
+            )
+        )
+    )
+
+    def pure(w, i):
+        logits = 2.0 * jnp.sqrt(w[i])
+        return jnp.sum(-jnp.sum(labels * jax.nn.log_softmax(logits), -1))
+
+    for idx in ([1, 2, 0], [4, 4, 3]):
+        with jaxtape.GradientTape() as tape:
+            loss = f(jaxtape.constant(idx))
+        got = tape.gradient(loss, w).numpy()
+        want = jax.grad(pure)(w0, np.asarray(idx))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(jaxtape.errors.InvalidArgumentError):
+        with jaxtape.GradientTape() as tape:
+            f(jaxtape.constant([1, 7, 0]))

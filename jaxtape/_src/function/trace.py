@@ -19,6 +19,7 @@ from typing import Any
 import jax
 import jax.core
 import numpy as np
+from jax._src.interpreters import ad
 
 from jaxtape._src.core import checks, context, errors
 from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
@@ -115,6 +116,8 @@ class _Trace:
         self.error_tree = None  # their error's structure (`checks.error_layout`)
         # The program's checks' error alone (`diagnose`; only with checks).
         self._error: Callable[..., Any] = _unsettled
+        # The program without its checks, for JAX to differentiate (`for_autodiff`).
+        self._for_autodiff: Callable[..., Any] | None = None
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -352,6 +355,10 @@ class _Trace:
         """The call as one op for outer tapes (`_CompiledCall`): the lifted
         Variables are read as recorded reads, the caller's own Tensors go in,
         so that tracked ones carry gradients."""
+        if self.has_checks and self._for_autodiff is None:
+            self._for_autodiff = self._unchecked(
+                [x._value if type(x) is Tensor else x for x in objs]
+            )
         reads = []
         for r, (shape, dtype) in zip(self.lifted, self.avals):
             var = r()
@@ -365,6 +372,39 @@ class _Trace:
         out = list(out) if isinstance(out, tuple) else [out]
         failed = out.pop()._value if self.has_checks else None
         return out[: self.n_values], out[self.n_values :], failed
+
+    def _unchecked(self, leaves):
+        """This program without its run-time checks, as JAX differentiates it
+        for outer tapes: JAX cannot differentiate a checked (checkified)
+        program that holds a `custom_vjp` (`sqrt`, softmax cross-entropy, a
+        `custom_gradient`). The recorded call itself runs the checked program
+        on the same inputs, so its checks still decide. Traced once, on the
+        first recorded call (the Python function runs once more)."""
+        lifted = [r() for r in self.lifted]
+        if any(v is None for v in lifted):
+            return None
+        twin = _Trace(
+            self.fn, lifted, self.treedef, self.statics, self.arg_order, self.poly
+        )
+        twin.checked, twin.jitted = False, jax.jit(twin._pure)
+        saved, checks.compiled_checks = checks.compiled_checks, False
+        try:
+            twin.settle(twin.trace_program(twin.var_values(), leaves))
+        finally:
+            checks.compiled_checks = saved
+        position = {id(v): i for i, v in enumerate(lifted)}
+        pick = [position[id(r())] for r in twin.lifted]
+        if [id(twin.lifted[i]()) for i in twin.written] != [
+            id(self.lifted[i]()) for i in self.written
+        ]:
+            return None  # (a trace that differs from the first: keep the checked one)
+        n_vars, plain = len(lifted), twin._plain
+
+        def run(*vals):
+            out = plain(*[vals[i] for i in pick], *vals[n_vars:])
+            return (*out, jax.numpy.zeros((), bool))  # the checks' flag: passed
+
+        return run
 
     def _write_back(self, values, new_state):
         """Writes the new state back (under `state_lock`); rebuilds the
@@ -451,6 +491,9 @@ def inside_function() -> bool:
     return context.state.function_depth > 0
 
 
+_AD_TRACERS = (ad.JVPTracer, ad.LinearizeTracer)
+
+
 class _CompiledCall:
     """The primitive an outer GradientTape records for one compiled call."""
 
@@ -467,4 +510,9 @@ class _CompiledCall:
         return isinstance(other, _CompiledCall) and other.trace is self.trace
 
     def __call__(self, *vals):
-        return tuple(self.trace._plain(*vals))
+        trace = self.trace
+        if trace._for_autodiff is not None and any(
+            isinstance(v, _AD_TRACERS) for v in vals
+        ):
+            return tuple(trace._for_autodiff(*vals))
+        return tuple(trace._plain(*vals))
