@@ -4,6 +4,7 @@ from jaxtape.keras import (  # noqa: F401
     activations,
     backend,
     callbacks,
+    config,
     datasets,
     initializers,
     layers,

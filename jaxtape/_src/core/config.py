@@ -20,7 +20,10 @@ def floatx() -> str:
 
 def set_floatx(value: str) -> None:
     """Sets the default float dtype (float16, bfloat16, float32 or float64)."""
-    name = np.dtype(value).name if value != "bfloat16" else "bfloat16"
+    try:
+        name = np.dtype(value).name if value != "bfloat16" else "bfloat16"
+    except TypeError:  # not a dtype at all ('float8'): Keras's ValueError below
+        name = None
     if name not in ("float16", "bfloat16", "float32", "float64"):
         raise ValueError(
             f"Unknown floatx type: {value!r}. Expected one of 'float16', "

@@ -25,6 +25,7 @@ import numpy as np
 
 from jaxtape._src.checkpoint import storage
 from jaxtape._src.keras import saving
+from jaxtape._src.keras.progbar import is_interactive_logging_enabled, print_msg
 from jaxtape._src.summary import ops as summary
 from jaxtape._src.summary import writer as _summary_writer
 
@@ -354,10 +355,10 @@ class EarlyStopping(_MonitorCallback):
 
     def on_train_end(self, logs=None):
         if self.stopped_epoch > 0 and self.verbose > 0:
-            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+            print_msg(f"Epoch {self.stopped_epoch + 1}: early stopping")
         if self.restore_best_weights and self.best_weights is not None:
             if self.verbose > 0:
-                print(
+                print_msg(
                     "Restoring model weights from the end of the best epoch: "
                     f"{self.best_epoch + 1}."
                 )
@@ -440,7 +441,7 @@ class ModelCheckpoint(_MonitorCallback):
     def _should_save(self, epoch, logs, filepath) -> bool:
         if not self.save_best_only:
             if self.verbose > 0:
-                print(f"\nEpoch {epoch + 1}: saving model to {filepath}")
+                print_msg(f"\nEpoch {epoch + 1}: saving model to {filepath}")
             return True
         current = logs.get(self.monitor)
         if current is None:
@@ -454,14 +455,16 @@ class ModelCheckpoint(_MonitorCallback):
         best = "None" if self.best is None else f"{self.best:.5f}"
         if self._is_improvement(float(current), self.best):
             if self.verbose > 0:
-                print(
+                print_msg(
                     f"\nEpoch {epoch + 1}: {self.monitor} improved from {best} to "
                     f"{float(current):.5f}, saving model to {filepath}"
                 )
             self.best = float(current)
             return True
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best}")
+            print_msg(
+                f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best}"
+            )
         return False
 
     def _save_model(self, epoch, batch, logs) -> None:
@@ -489,7 +492,7 @@ class ModelCheckpoint(_MonitorCallback):
         else:
             model.save(filepath, overwrite=True)
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
+            print_msg(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
 
 
 def _optimizer(callback):
@@ -531,7 +534,7 @@ class LearningRateScheduler(Callback):
             )
         optimizer.learning_rate = learning_rate
         if self.verbose > 0:
-            print(
+            print_msg(
                 f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate "
                 f"to {learning_rate}."
             )
@@ -607,7 +610,7 @@ class ReduceLROnPlateau(_MonitorCallback):
                     new_lr = max(old_lr * self.factor, self.min_lr)
                     optimizer.learning_rate = new_lr
                     if self.verbose > 0:
-                        print(
+                        print_msg(
                             f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing "
                             f"learning rate to {new_lr}."
                         )
@@ -633,7 +636,7 @@ class TerminateOnNaN(Callback):
                     f"NaN or Inf loss encountered at batch {batch}. Loss value: "
                     f"{loss}. Terminating training immediately."
                 )
-            print(f"Batch {batch}: Invalid loss, terminating training")
+            print_msg(f"Batch {batch}: Invalid loss, terminating training")
             self._attached_model().stop_training = True
 
 
@@ -863,12 +866,12 @@ class ProgbarLogger(Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         if self.verbose and self.params.get("epochs", 1) > 1:
-            self._get_console().print(
-                f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}"
+            print_msg(
+                f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}", self._get_console()
             )
         self._start = time.perf_counter()
         self._last_render = 0.0
-        if self.verbose == 1:
+        if self.verbose == 1 and is_interactive_logging_enabled():  # a live bar
             from rich.progress import (  # lazy: rich costs 30 ms at import
                 BarColumn,
                 MofNCompleteColumn,
@@ -920,8 +923,10 @@ class ProgbarLogger(Callback):
             )
             self._progress.stop()
             self._progress = None
-        elif self.verbose == 2:
-            self._get_console().print(f"{steps}/{steps} - {self._info(logs, steps)}")
+        elif self.verbose:  # verbose=2, or 1 without interactive logging
+            print_msg(
+                f"{steps}/{steps} - {self._info(logs, steps)}", self._get_console()
+            )
 
     # evaluate / predict outside fit: one line at the end
     def on_test_begin(self, logs=None):
@@ -938,7 +943,9 @@ class ProgbarLogger(Callback):
     def on_test_end(self, logs=None):
         if not self._in_fit and self.verbose:
             steps = self.params.get("steps") or self._seen
-            self._get_console().print(f"{steps}/{steps} - {self._info(logs, steps)}")
+            print_msg(
+                f"{steps}/{steps} - {self._info(logs, steps)}", self._get_console()
+            )
 
     def on_predict_end(self, logs=None):
         self.on_test_end(None)

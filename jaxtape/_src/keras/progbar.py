@@ -8,6 +8,7 @@ Keras's `Progbar` averages them.
 
 from __future__ import annotations
 
+import logging
 import time
 
 _interactive = [True]  # Keras's global switch for live progress output
@@ -28,6 +29,18 @@ def is_interactive_logging_enabled():
     return _interactive[0]
 
 
+def print_msg(message, console=None):
+    """Keras's `io_utils.print_msg`: to stdout (through the rich `console` when
+    given) while interactive logging is on; else an INFO record of the
+    `jaxtape` logger (Keras logs it with absl)."""
+    if not _interactive[0]:
+        logging.getLogger("jaxtape").info(message)
+    elif console is not None:
+        console.print(message)
+    else:
+        print(message)
+
+
 class Progbar:
     """Keras's `Progbar(target, width=20, verbose=1, interval=0.05,
     stateful_metrics=None, stateless_metrics=None, unit_name='step')`.
@@ -40,8 +53,9 @@ class Progbar:
     it `n` steps on. The last update (`current >= target`) shows each
     averaged name's value of that update, as Keras does.
 
-    With `disable_interactive_logging()`, `verbose=1` prints one plain line
-    when finalized instead of a live bar.
+    With `disable_interactive_logging()`, `verbose=1` logs one plain line
+    when finalized instead of a live bar, and every line goes to the
+    `jaxtape` logger (INFO) instead of stdout, as Keras logs with absl.
 
     Differences from Keras: the bar is drawn by `rich` (as jaxtape's fit
     progress bar), not with Keras's escape codes; the value texts are Keras's.
@@ -101,10 +115,10 @@ class Progbar:
                 return
             if _interactive[0]:
                 self._draw(current, now, finalize)
-            elif finalize:  # no live bar: one plain line, as verbose=2
-                self._console_().print(self._line(current, now))
+            elif finalize:  # no live bar: one logged line, as verbose=2
+                print_msg(self._line(current, now))
         elif self.verbose == 2 and finalize:
-            self._console_().print(self._line(current, now))
+            print_msg(self._line(current, now), self._console_())
         self._last_update = now
 
     def add(self, n, values=None):

@@ -20,11 +20,16 @@ the path and what to do.
 
 from __future__ import annotations
 
+import base64
+import builtins
 import datetime
 import errno
 import io
 import json
+import marshal
 import os
+import types
+import typing
 import warnings
 import zipfile
 import zlib
@@ -33,6 +38,7 @@ import h5py
 import numpy as np
 
 from jaxtape._src.checkpoint import storage
+from jaxtape._src.keras import config as keras_config
 from jaxtape._src.keras import serialization
 from jaxtape._src.keras.layers.base import Layer, keras_snake
 from jaxtape._src.state import graph
@@ -311,9 +317,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
     """Loads a `.keras` file written by jaxtape or tf.keras (Sequential, functional).
 
     With `compile=True` the model is compiled as it was saved (optimizer with
-    its config and state, loss, metrics), as Keras does; `safe_mode` is
-    accepted and unused (jaxtape never deserializes lambdas, the only thing
-    Keras's safe mode refuses). Custom layers, losses and metrics are found
+    its config and state, loss, metrics), as Keras does. A Python lambda
+    saved by tf.keras (a `Lambda` layer's function) is refused with Keras's
+    ValueError in safe mode and rebuilt from its bytecode (same Python
+    version only, as Keras) with `safe_mode=False` or after
+    `keras.config.enable_unsafe_deserialization()`, which overrides
+    `safe_mode=True` as in Keras. Custom layers, losses and metrics are found
     by the name they were registered under (`register_keras_serializable`) or
     in `custom_objects`, as in Keras.
     """
@@ -364,12 +373,48 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
             "class registered with `keras.saving.register_keras_serializable` "
             "loads by its name)."
         )
+    unsafe = keras_config.in_safe_mode() is False or not safe_mode
+    config = _with_lambdas(config, safe=not unsafe)
     model = serialization.deserialize_layer(config, custom_objects)
     if not model.built:
         model.build_from_config(config.get("build_config"))
     _compile_from(model, config, compile, custom_objects)
     _read_weights_h5(model, io.BytesIO(weights), filepath)
     return model
+
+
+def _with_lambdas(entry: typing.Any, safe: bool) -> typing.Any:
+    """`entry` with Keras's `__lambda__` entries made functions again, as
+    Keras's `func_load` (marshalled bytecode, defaults, closure); in safe
+    mode the first one raises Keras's ValueError."""
+    if isinstance(entry, list):
+        return [_with_lambdas(e, safe) for e in entry]
+    if not isinstance(entry, dict):
+        return entry
+    if entry.get("class_name") != "__lambda__":
+        return {k: _with_lambdas(v, safe) for k, v in entry.items()}
+    if safe:
+        raise ValueError(
+            "Requested the deserialization of a `Lambda` layer whose `function` "
+            "is a Python lambda. This carries a potential risk of arbitrary code "
+            "execution and thus it is disallowed by default. If you trust the "
+            "source of the artifact, you can override this error by passing "
+            "`safe_mode=False` to the loading function, or calling "
+            "`keras.config.enable_unsafe_deserialization()."
+        )
+    inner = entry.get("config") or {}
+    if isinstance(inner, dict) and "code" in inner:  # a Lambda layer's function
+        code, defaults, closure = inner["code"], inner["defaults"], inner["closure"]
+    else:  # Keras's other form: {"value": [code, defaults, closure]}
+        code, defaults, closure = inner["value"] if isinstance(inner, dict) else inner
+    code = marshal.loads(base64.b64decode(code))
+    return types.FunctionType(
+        code,
+        {"__builtins__": builtins},
+        name=code.co_name,
+        argdefs=tuple(defaults) if defaults is not None else None,
+        closure=None if closure is None else tuple(map(types.CellType, closure)),
+    )
 
 
 def _compile_from(model, config, compile, custom_objects) -> None:  # noqa: A002

@@ -28,6 +28,7 @@ from jaxtape._src.core.tensor import Tensor, tree_flatten, tree_map, tree_unflat
 from jaxtape._src.function.function import function
 from jaxtape._src.keras import callbacks as callbacks_module
 from jaxtape._src.keras import compile_utils, data_adapter
+from jaxtape._src.keras import config as keras_config
 from jaxtape._src.keras.keras_tensor import flatten
 from jaxtape._src.losses import losses as losses_module
 from jaxtape._src.metrics import metrics as metrics_module
@@ -538,6 +539,7 @@ class TrainingMixin(_Host):
         (or until it runs out). Returns the History.
         """
         self._assert_compile_called("fit")
+        epochs = keras_config.capped_epochs(epochs)  # keras.config.set_max_epochs
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = (
                 data_adapter.train_validation_split(
@@ -551,7 +553,7 @@ class TrainingMixin(_Host):
             sample_weight,
             batch_size,
             shuffle,
-            steps_per_epoch,
+            keras_config.capped_steps(steps_per_epoch),
             class_weight=class_weight,
         )
         val = None
@@ -617,6 +619,7 @@ class TrainingMixin(_Host):
         """The loss and metrics over the data: a scalar, a list in the order of
         `metrics_names`, or (`return_dict=True`) a dict, as Keras 3."""
         self._assert_compile_called("evaluate")
+        steps = keras_config.capped_steps(steps)  # keras.config's debugging cap
         batches = data_adapter.adapter(
             "evaluate", x, y, sample_weight, batch_size, steps=steps
         )
@@ -649,6 +652,7 @@ class TrainingMixin(_Host):
     ) -> Any:
         """Model outputs for `x` (arrays, a Dataset or a generator), batch by
         batch, as NumPy arrays in the structure of the model's outputs."""
+        steps = keras_config.capped_steps(steps)  # keras.config's debugging cap
         batches = data_adapter.adapter("predict", x, batch_size=batch_size, steps=steps)
         verbose = 1 if verbose == "auto" else verbose
         cb = self._callback_list(callbacks, verbose, 1, batches.steps)
