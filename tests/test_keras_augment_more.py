@@ -110,6 +110,63 @@ ROWS = [
         {},
         False,
     ),
+    ("RandomGrayscale", {"factor": 1.0}, IMAGES, {}, True),
+    ("RandomGrayscale", {"factor": 0.0}, IMAGES[0], {}, False),
+    ("RandomInvert", {"factor": (1.0, 1.0)}, IMAGES, {}, False),
+    ("RandomInvert", {"value_range": (0, 1)}, UNIT, {"training": False}, False),
+    ("Solarization", {}, IMAGES, {}, True),
+    ("Solarization", {"value_range": (0, 1)}, UNIT, {}, False),
+    ("Solarization", {"addition_factor": 0.5}, IMAGES, {"training": False}, False),
+    ("AutoContrast", {}, IMAGES, {}, False),
+    ("AutoContrast", {"value_range": (0, 1)}, UNIT, {"training": False}, True),
+    ("Equalization", {}, IMAGES, {}, True),
+    ("Equalization", {"value_range": (0, 1), "bins": 16}, UNIT[0], {}, False),
+    ("Equalization", {}, IMAGES, {"training": False}, False),
+    ("RandomPosterization", {"factor": (3, 3)}, IMAGES, {}, True),
+    (
+        "RandomPosterization",
+        {"factor": (5, 5), "value_range": (0, 1)},
+        UNIT,
+        {},
+        False,
+    ),  # fmt: skip
+    ("RandomColorDegeneration", {"factor": (0.3, 0.3)}, IMAGES, {}, False),
+    (
+        "RandomColorDegeneration",
+        {"factor": (1.0, 1.0), "value_range": (0, 1)},
+        UNIT,
+        {},
+        True,
+    ),  # fmt: skip
+    ("RandomSharpness", {"factor": (0.2, 0.2)}, IMAGES, {}, True),
+    (
+        "RandomSharpness",
+        {"factor": (0.9, 0.9), "value_range": (0, 1)},
+        UNIT[0],
+        {},
+        False,
+    ),  # fmt: skip
+    ("RandomHue", {"factor": (1.0, 1.0)}, IMAGES, {}, True),
+    ("RandomHue", {"factor": 0.0, "value_range": (0, 1)}, UNIT, {}, False),
+    ("RandomHue", {"factor": 0.5}, IMAGES, {"training": False}, False),
+    ("RandomSaturation", {"factor": (0.5, 0.5)}, IMAGES, {}, False),
+    (
+        "RandomSaturation",
+        {"factor": (0.8, 0.8), "value_range": (0, 1)},
+        UNIT,
+        {},
+        True,
+    ),  # fmt: skip
+    ("RandomSaturation", {"factor": (0.0, 0.0)}, UNIT, {}, False),
+    ("RandomHeight", {"factor": (0.5, 0.5)}, IMAGES, {}, True),
+    (
+        "RandomWidth",
+        {"factor": (-0.25, -0.25), "interpolation": "nearest"},
+        IMAGES[0],
+        {},
+        False,
+    ),  # fmt: skip
+    ("RandomWidth", {"factor": 0.3}, IMAGES, {"training": False}, False),
 ]
 
 

@@ -37,6 +37,8 @@ from jaxtape._src.keras.layers.merging import *  # noqa: F403
 from jaxtape._src.keras.layers.normalization import *  # noqa: F403
 from jaxtape._src.keras.layers.pooling import *  # noqa: F403
 from jaxtape._src.keras.layers.preprocessing import *  # noqa: F403
+from jaxtape._src.keras.layers.preprocessing import image_more
+from jaxtape._src.keras.layers.preprocessing.image_more import *  # noqa: F403
 from jaxtape._src.keras.layers.recurrent import *  # noqa: F403
 from jaxtape._src.keras.layers.regularization import *  # noqa: F403
 from jaxtape._src.keras.layers.reshaping import *  # noqa: F403
@@ -53,6 +55,7 @@ __all__ += merging.__all__
 __all__ += normalization.__all__
 __all__ += pooling.__all__
 __all__ += preprocessing.__all__
+__all__ += image_more.__all__
 __all__ += recurrent.__all__
 __all__ += regularization.__all__
 __all__ += reshaping.__all__
