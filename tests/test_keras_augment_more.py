@@ -238,3 +238,101 @@ def test_spectrogram_errors_match_keras():
         L.STFTSpectrogram(frame_length=8)(jt.constant(np.ones((1, 16, 1), np.int32)))
     with pytest.raises(ValueError, match="fft_length"):
         L.MelSpectrogram(fft_length=16, sequence_length=32)
+
+
+CHANNELS_FIRST = [
+    ("RandomGrayscale", {"factor": 1.0}),
+    ("Equalization", {}),
+    ("RandomSharpness", {"factor": (0.2, 0.2)}),
+    ("RandomHue", {"factor": (1.0, 1.0)}),
+    ("RandomSaturation", {"factor": (0.7, 0.7)}),
+    ("RandomColorDegeneration", {"factor": (0.5, 0.5)}),
+]
+
+
+@pytest.mark.parametrize("row", CHANNELS_FIRST, ids=[r[0] for r in CHANNELS_FIRST])
+def test_channels_first_is_channels_last_transposed(row, tf):
+    name, kwargs = row
+    theirs = np.asarray(getattr(tf.keras.layers, name)(**kwargs)(IMAGES))
+    layer = getattr(L, name)(data_format="channels_first", **kwargs)
+    ours = layer(jt.constant(IMAGES.transpose(0, 3, 1, 2))).numpy()
+    np.testing.assert_allclose(ours.transpose(0, 2, 3, 1), theirs, atol=5e-3)
+
+
+def _is_either(out, a, b):
+    """Each image of `out` is the one of `a` or of `b`."""
+    for o, x, y in zip(out, a, b, strict=True):
+        assert np.allclose(o, x, atol=1e-3) or np.allclose(o, y, atol=1e-3)
+
+
+def test_random_layers_in_training(tf):
+    x = jt.constant(np.concatenate([IMAGES] * 4))  # 8 images
+    gray = np.asarray(tf.keras.layers.RandomGrayscale(factor=1.0)(IMAGES))
+    out = L.RandomGrayscale(seed=1)(x)
+    _is_either(out.numpy(), np.concatenate([gray] * 4), x.numpy())
+    out = L.RandomInvert(seed=2)(x).numpy()
+    _is_either(out, 255.0 - x.numpy(), x.numpy())
+    bits = L.RandomPosterization(factor=4, seed=3)(x).numpy()
+    assert np.all(bits % 16 == 0) and bits.max() <= 255  # 1 to 3 bits kept
+    for layer in (
+        L.RandomHue(0.5, seed=4),
+        L.RandomSaturation(0.5, seed=5),
+        L.RandomSharpness(0.5, seed=6),
+        L.RandomColorDegeneration(0.5, seed=7),
+        L.Solarization(0.5, 0.5, seed=8),
+    ):
+        y = layer(x).numpy()
+        assert y.shape == x.shape and y.dtype == np.float32
+        assert y.min() >= -1e-3 and y.max() <= 255.0 + 1e-2, type(layer).__name__
+        again = type(layer).from_config(layer.get_config())(x).numpy()
+        assert np.array_equal(y, again), type(layer).__name__  # same seed
+
+
+def test_random_height_and_width_shapes():
+    x = jt.constant(IMAGES)
+    heights = {L.RandomHeight(0.5, seed=s)(x).shape[1] for s in range(6)}
+    assert heights <= set(range(4, 13)) and len(heights) > 1
+    out = L.RandomWidth((0.5, 1.0), seed=0)(x)
+    assert 12 <= out.shape[2] <= 16 and out.shape[1] == 8
+    with pytest.raises(NotImplementedError, match="fixed factor"):
+        jt.function(lambda t: L.RandomHeight(0.5)(t))(x)
+
+
+def test_pipeline_matches_tf_keras(tf):
+    def build(m):
+        return m.keras.layers.Pipeline(
+            [
+                m.keras.layers.Equalization(),
+                m.keras.layers.RandomPosterization((4, 4)),
+                m.keras.layers.AutoContrast(),
+            ]
+        )
+
+    for training in (True, False):
+        theirs = np.asarray(build(tf)(IMAGES, training=training))
+        ours = build(jt)
+        np.testing.assert_allclose(
+            ours(jt.constant(IMAGES), training=training).numpy(), theirs, atol=1e-3
+        )
+    copy = L.Pipeline.from_config(ours.get_config())
+    assert [type(la).__name__ for la in copy.layers] == [
+        "Equalization",
+        "RandomPosterization",
+        "AutoContrast",
+    ]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: L.RandomGrayscale(factor=1.5),
+        lambda: L.RandomPosterization(factor=9),
+        lambda: L.RandomSharpness(factor=(0.5, 1.5, 2)),
+        lambda: L.Solarization(threshold_factor=2.0),
+        lambda: L.AutoContrast(value_range=(0,)),
+        lambda: L.RandomHeight(factor=(0.5, 0.2)),
+    ],
+)
+def test_image_layer_argument_errors_are_value_errors(make):
+    with pytest.raises(ValueError):
+        make()
