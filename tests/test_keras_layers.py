@@ -537,3 +537,22 @@ def test_channels_first_is_channels_last_transposed(make):
         atol=1e-5,
     )
     assert y_last.shape == last(x).shape
+
+
+def test_weight_from_a_numpy_initializer_built_inside_a_function():
+    # A custom initializer may return NumPy; a layer first built inside
+    # jaxtape.function still gets a concrete weight (and the same value).
+    class Scale(jt.keras.layers.Layer):
+        def build(self, shape):
+            self.w = self.add_weight(
+                shape=(shape[-1], 2),
+                initializer=lambda shape, dtype=None: np.full(shape, 0.5, "float32"),
+            )
+
+        def call(self, x):
+            return x @ self.w
+
+    layer = Scale()
+    out = jt.function(lambda x: layer(x))(jt.ones((1, 3)))
+    np.testing.assert_allclose(out.numpy(), [[1.5, 1.5]])
+    np.testing.assert_allclose(layer.w.numpy(), np.full((3, 2), 0.5))

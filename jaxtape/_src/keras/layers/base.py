@@ -519,6 +519,8 @@ class Layer(Module):
         with context.paused_tapes(), self._scope_for_weights():
             with creating_state():  # concrete even inside jaxtape.function
                 value = init(shape, dtype=np_dt)
+                if not isinstance(value, (Tensor, Variable)):  # NumPy, lists
+                    value = Tensor(jnp.asarray(value, np_dt))
             kind = KerasVariable
             if autocast and self._mixed and np_dt.kind == "f":
                 kind = mixed_precision.AutocastVariable
