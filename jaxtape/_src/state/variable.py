@@ -464,7 +464,11 @@ _next_id = itertools.count()
 
 def _register(var) -> None:
     key = next(_next_id)
-    _registry[key] = weakref.ref(var, lambda _, key=key: _registry.pop(key, None))
+    # (The dict is bound to the callback: at interpreter exit the module's
+    # globals may already be None when the last Variables die.)
+    _registry[key] = weakref.ref(
+        var, lambda _, key=key, registry=_registry: registry.pop(key, None)
+    )
 
 
 def live_variables() -> list:

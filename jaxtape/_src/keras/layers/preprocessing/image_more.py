@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxtape._src.core import config
 from jaxtape._src.core.dispatch import op
+from jaxtape._src.keras import serialization
 from jaxtape._src.keras.layers.base import Layer, get_keras_mask
 from jaxtape._src.keras.layers.preprocessing.image import (
     _RESIZE_METHODS,
@@ -688,8 +689,6 @@ class Pipeline(Layer):
         return outputs
 
     def get_config(self):
-        from jaxtape._src.keras import serialization
-
         return {
             "layers": [serialization.serialize_layer(layer) for layer in self.layers],
             "name": self.name,
@@ -697,8 +696,6 @@ class Pipeline(Layer):
 
     @classmethod
     def from_config(cls, config):
-        from jaxtape._src.keras import serialization
-
         layers = config.get("layers")
         if not isinstance(layers, (list, tuple)):
             raise ValueError(
