@@ -343,7 +343,10 @@ def _evaluate_one(rec, r) -> bool:
         if type(w) is Pending and w.value is None and w.owner is rec:
             return False
         vals.append(src._value)
-    value = device.run(info.eager, vals, params)
+    try:  # (`device.run` inlined: this runs for every value read under a tape)
+        value = info.eager(*vals, *params)
+    except Exception:  # inputs on several devices, or an error to report
+        value = device.run(info.eager, vals, params)
     v.value = value
     if type(t) is Tensor:  # (not a Pending the tape kept in its place)
         t._v = value
