@@ -5,6 +5,7 @@ from jaxtape.keras import (  # noqa: F401
     backend,
     callbacks,
     config,
+    constraints,
     datasets,
     initializers,
     layers,

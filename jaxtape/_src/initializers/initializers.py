@@ -17,6 +17,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.signal
 import scipy.special
 
 from jaxtape._src.core import config, dtypes, registry
@@ -255,6 +256,87 @@ class Identity(Initializer):
         return {"gain": self.gain}
 
 
+class STFT(Initializer):
+    """Keras's STFT kernels for a conv STFT (`STFTSpectrogram`'s weights).
+
+    For `shape=(frame_length, channels, fft_length // 2 + 1)`: `cos` (`side=
+    "real"`) or `sin` (`"imag"`) of `-2 pi t f / fft_length`, times the window
+    (a `scipy.signal.windows` name, an array of `frame_length` values, or
+    None), divided by the window's L2 norm (`scaling="density"`) or its sum
+    (`"spectrum"`).
+
+    Differences from Keras: the kernel is computed in float64 and then cast
+    (Keras computes in `dtype`; values agree to float32 rounding), and it is
+    broadcast to `shape` (Keras returns `(frame_length, 1, ...)` whatever the
+    channel count).
+    """
+
+    def __init__(self, side="real", window="hann", scaling="density", periodic=False):
+        if side not in ["real", "imag"]:
+            raise ValueError(f"side should be 'real' or 'imag', not {side}")
+        if isinstance(window, str):
+            scipy.signal.get_window(window, 1)  # (raises for an unknown window)
+        if scaling is not None and scaling not in ["density", "spectrum"]:
+            raise ValueError(
+                "Scaling is invalid, it must be `None`, 'density' "
+                f"or 'spectrum'. Received scaling={scaling}"
+            )
+        self.side = side
+        self.window = window
+        self.scaling = scaling
+        self.periodic = periodic
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        frame_length, _, n_freq = (int(d) for d in shape)
+        freq = np.arange(n_freq, dtype=np.float64)[None, None, :] / ((n_freq - 1) * 2)
+        time = np.arange(frame_length, dtype=np.float64)[:, None, None]
+        args = -2.0 * time * freq * np.pi
+        kernel = np.cos(args) if self.side == "real" else np.sin(args)
+        if self.window is not None:
+            kernel = kernel * self._window(frame_length)
+        return _on_device(np.broadcast_to(kernel, tuple(shape)), _np_dtype(dtype))
+
+    def _window(self, frame_length):
+        """The window as `(frame_length, 1, 1)`, over its norm or sum."""
+        win = self.window
+        if isinstance(win, str):
+            win = scipy.signal.get_window(win, frame_length, self.periodic)
+        win = np.asarray(win, np.float64)
+        if win.ndim != 1 or win.shape[-1] != frame_length:
+            raise ValueError(
+                "The shape of `window` must be equal to [frame_length]."
+                f"Received: window shape={win.shape}"
+            )
+        win = win.reshape(frame_length, 1, 1)
+        if self.scaling == "density":
+            return win / np.sqrt(np.sum(np.square(win)))
+        if self.scaling == "spectrum":
+            return win / np.sum(np.abs(win))
+        return win
+
+    def get_config(self):
+        return {
+            "side": self.side,
+            "window": self.window,
+            "periodic": self.periodic,
+            "scaling": self.scaling,
+        }
+
+
+# Keras 3's lowercase names (and its compatibility names) are the classes.
+constant, zeros, ones, identity, stft = Constant, Zeros, Ones, Identity, STFT
+random_normal, random_uniform = RandomNormal, RandomUniform
+truncated_normal, variance_scaling, orthogonal = (
+    TruncatedNormal,
+    VarianceScaling,
+    Orthogonal,
+)
+glorot_uniform, glorot_normal = GlorotUniform, GlorotNormal
+he_normal, he_uniform = HeNormal, HeUniform
+lecun_normal, lecun_uniform = LecunNormal, LecunUniform
+IdentityInitializer, OrthogonalInitializer, STFTInitializer = Identity, Orthogonal, STFT
+
+
 INITIALIZERS = registry.Kind("initializer", "keras.initializers")
 for _cls, *_aliases in (
     (Zeros, "zero"),
@@ -272,6 +354,7 @@ for _cls, *_aliases in (
     (LecunUniform,),
     (Orthogonal, "OrthogonalInitializer", "orthogonal_initializer"),
     (Identity, "IdentityInitializer", "identity_initializer"),
+    (STFT, "STFTInitializer"),
 ):
     INITIALIZERS.add(_cls, *_aliases)
 

@@ -36,7 +36,7 @@ from jaxtape._src.core import context, dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import mixed_precision, regularizers, serialization
+from jaxtape._src.keras import constraints, mixed_precision, regularizers, serialization
 from jaxtape._src.keras.keras_tensor import (
     KerasTensor,
     Node,
@@ -529,7 +529,7 @@ class Layer(Module):
                 trainable=trainable,
                 name=name or "Variable",
                 dtype=np_dt,
-                constraint=constraint,
+                constraint=constraints.get(constraint),
                 **extra,
             )
         self._tracked[f"_weight_{len(self._tracked)}_{var.name}"] = var

@@ -18,6 +18,7 @@ import scipy.signal
 
 from jaxtape._src.core import config
 from jaxtape._src.core.dispatch import op
+from jaxtape._src.initializers import initializers
 from jaxtape._src.keras.layers.arguments import standardize_data_format
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -27,34 +28,6 @@ from jaxtape._src.ops import math_ops
 __all__ = ["MelSpectrogram", "STFTSpectrogram"]
 
 _MODES = ("log", "magnitude", "psd", "real", "imag", "angle", "stft")
-
-
-def _stft_kernel(side, window, scaling, periodic, frame_length, fft_length, dtype):
-    """Keras's `initializers.STFT`: `cos`/`sin(-2 pi t f / fft)` times the
-    window, over its L2 norm (`density`) or sum (`spectrum`)."""
-    n_freq = fft_length // 2 + 1
-    freq = np.arange(n_freq, dtype=np.float64)[None, None, :] / ((n_freq - 1) * 2)
-    time = np.arange(frame_length, dtype=np.float64)[:, None, None]
-    args = -2.0 * time * freq * np.pi
-    kernel = np.cos(args) if side == "real" else np.sin(args)
-    if window is not None:
-        win = window
-        if isinstance(win, str):
-            win = scipy.signal.get_window(win, frame_length, periodic)
-        win = np.asarray(win, np.float64)
-        if win.ndim != 1 or win.shape[-1] != frame_length:
-            raise ValueError(
-                "The shape of `window` must be equal to [frame_length]."
-                f"Received: window shape={win.shape}"
-            )
-        win = win.reshape(frame_length, 1, 1)
-        scale = 1.0
-        if scaling == "density":
-            scale = np.sqrt(np.sum(np.square(win)))
-        elif scaling == "spectrum":
-            scale = np.sum(np.abs(win))
-        kernel = kernel * win / scale
-    return kernel.astype(dtype)
 
 
 def _conv_frames(x, kernel, step, padding, channels_first):
@@ -173,22 +146,7 @@ class STFTSpectrogram(Layer):
         self.input_spec = InputSpec(ndim=3)
 
     def _kernel_initializer(self, side):
-        def init(shape, dtype=None):
-            # A jax array: built inside `add_weight`'s concrete scope, it stays
-            # concrete when the layer is first called inside jaxtape.function.
-            return jnp.asarray(
-                _stft_kernel(
-                    side,
-                    self.window,
-                    self.scaling,
-                    self.periodic,
-                    self.frame_length,
-                    self._fft_length,
-                    np.dtype(dtype or self.variable_dtype),
-                )
-            )
-
-        return init
+        return initializers.STFT(side, self.window, self.scaling, self.periodic)
 
     def build(self, input_shape):
         shape = (self.frame_length, 1, self._fft_length // 2 + 1)
