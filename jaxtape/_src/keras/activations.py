@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from jaxtape._src.core import registry
 from jaxtape._src.core.dispatch import op
+from jaxtape._src.keras.ops import nn as _knn
 from jaxtape._src.ops import kinks
 
 
@@ -129,6 +130,29 @@ def linear(x):
     return x
 
 
+@op("Mish", jit=True)
+def mish(x):
+    """Keras's `mish`: `x * tanh(softplus(x))` (no `keras.ops` twin in Keras)."""
+    return x * jnp.tanh(jax.nn.softplus(x))
+
+
+# Keras's activations that are its `keras.ops.nn` functions (same names,
+# arguments and defaults): the same objects here, so one implementation (and
+# one set of TF kink gradients) serves both namespaces.
+celu = _knn.celu
+glu = _knn.glu
+hard_shrink = _knn.hard_shrink
+hard_tanh = _knn.hard_tanh
+log_sigmoid = _knn.log_sigmoid
+soft_shrink = _knn.soft_shrink
+sparse_plus = _knn.sparse_plus
+sparse_sigmoid = _knn.sparse_sigmoid
+sparsemax = _knn.sparsemax
+squareplus = _knn.squareplus
+tanh_shrink = _knn.tanh_shrink
+threshold = _knn.threshold
+
+
 ACTIVATIONS = registry.Kind(
     "activation function", "keras.activations", none=linear, locate_errors=True
 )
@@ -150,6 +174,19 @@ for _fn in (
     hard_silu,
     exponential,
     linear,
+    mish,
+    celu,
+    glu,
+    hard_shrink,
+    hard_tanh,
+    log_sigmoid,
+    soft_shrink,
+    sparse_plus,
+    sparse_sigmoid,
+    sparsemax,
+    squareplus,
+    tanh_shrink,
+    threshold,
 ):
     ACTIVATIONS.add(_fn)
 ACTIVATIONS.add(silu, "swish")

@@ -201,7 +201,7 @@ def _sparsemax(x, *, axis, dtype):
     k = jnp.sum(support, axis=axis, keepdims=True, dtype=dtype)
     safe = jnp.where(support, cums, jnp.zeros_like(cums))
     tau = (jnp.sum(safe, axis=axis, keepdims=True) - 1) / k
-    return jnp.maximum(x - tau, jnp.zeros_like(x))
+    return kinks.maximum(x - tau, jnp.zeros_like(x))  # (TF's gradient at x == tau)
 
 
 def sparsemax(x, axis=-1):
