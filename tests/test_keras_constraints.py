@@ -110,8 +110,9 @@ def test_get_refuses_unknown_identifiers_like_keras(bad, tf):
         "instance",
     ],
 )
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "function"])
 def test_dense_constraint_after_an_optimizer_step_matches_tf_keras(
-    kernel_constraint, tf
+    kernel_constraint, compiled, tf
 ):
     x = np.random.default_rng(2).normal(size=(8, 5)).astype("float32")
     y = np.random.default_rng(3).normal(size=(8, 4)).astype("float32")
@@ -120,7 +121,7 @@ def test_dense_constraint_after_an_optimizer_step_matches_tf_keras(
         c = (
             lib.keras.constraints.MaxNorm(0.3)
             if kernel_constraint == "instance"
-            else (kernel_constraint)
+            else kernel_constraint
         )
         # (initial weights through initializers: jaxtape's Variable applies its
         # constraint on every assignment, set_weights included; Keras's not)
@@ -133,10 +134,14 @@ def test_dense_constraint_after_an_optimizer_step_matches_tf_keras(
         )
         layer.build((None, 5))
         opt = lib.keras.optimizers.SGD(0.1)
-        with lib.GradientTape() as tape:
-            loss = lib.reduce_mean((layer(lib.constant(x)) - y) ** 2)
-        grads = tape.gradient(loss, layer.trainable_variables)
-        opt.apply_gradients(zip(grads, layer.trainable_variables))
+
+        def train_step():
+            with lib.GradientTape() as tape:
+                loss = lib.reduce_mean((layer(lib.constant(x)) - y) ** 2)
+            grads = tape.gradient(loss, layer.trainable_variables)
+            opt.apply_gradients(zip(grads, layer.trainable_variables))
+
+        (lib.function(train_step) if compiled and lib is jaxtape else train_step)()
         return [np.asarray(v) for v in layer.get_weights()]
 
     for got, want in zip(step(jaxtape), step(tf), strict=True):
@@ -189,3 +194,14 @@ def test_stft_initializer_refuses_bad_arguments_like_keras():
         jaxtape.keras.initializers.STFT(scaling="l3")
     with pytest.raises(ValueError, match="window"):
         jaxtape.keras.initializers.STFT(window=[1.0, 2.0])((3, 1, 5))
+
+
+def test_a_tf_keras_layer_config_with_constraints_builds_them(tf):
+    entry = tf.keras.layers.serialize(
+        tf.keras.layers.Dense(3, kernel_constraint=tf.keras.constraints.MaxNorm(1.5, 1))
+    )  # (what a .keras file holds)
+    layer = jaxtape.keras.utils.deserialize_keras_object(entry)
+    layer.build((None, 4))
+    assert isinstance(layer.kernel.constraint, jaxtape.keras.constraints.MaxNorm)
+    assert layer.kernel.constraint.get_config() == {"max_value": 1.5, "axis": 1}
+    assert layer.bias.constraint is None
