@@ -154,3 +154,11 @@ def test_dense_activation_by_name_and_serialization(name, tf):
     assert acts.serialize(fn) == tf_acts.serialize(getattr(tf_acts, name)) == name
     assert acts.deserialize(acts.serialize(fn)) is fn
     assert acts.get({"class_name": "function", "config": name}) is fn
+
+
+def test_mish_of_integers_is_tfs_softplus_error(tf):
+    x = np.asarray([-1, 0, 2], np.int32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Softplus"):
+        tf.keras.activations.mish(x)
+    with pytest.raises(jaxtape.errors.InvalidArgumentError, match="Softplus"):
+        jaxtape.keras.activations.mish(x)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxtape._src.core import registry
+from jaxtape._src.core import errors, registry
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.ops import nn as _knn
 from jaxtape._src.ops import kinks
@@ -132,7 +132,18 @@ def linear(x):
 
 @op("Mish", jit=True)
 def mish(x):
-    """Keras's `mish`: `x * tanh(softplus(x))` (no `keras.ops` twin in Keras)."""
+    """Keras's `mish`: `x * tanh(softplus(x))` (no `keras.ops` twin in Keras).
+
+    As on TF, an integer or complex input is TF's Softplus error
+    (`InvalidArgumentError`), not cast.
+    """
+    if jnp.dtype(x.dtype).kind in "biuc":
+        raise errors.invalid_argument(
+            f"Value for attr 'T' of {jnp.dtype(x.dtype).name} is not in the list of "
+            "allowed values: half, bfloat16, float, double. Cast the input to a "
+            "float dtype first, e.g. `jaxtape.cast(x, jaxtape.float32)`.",
+            "Softplus",
+        )
     return x * jnp.tanh(jax.nn.softplus(x))
 
 
