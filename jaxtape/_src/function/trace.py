@@ -416,7 +416,7 @@ class _Trace:
             if var is None:
                 continue
             val = val._value if type(val) is Tensor else val
-            if scoped or var._constraint is not None:
+            if scoped:
                 var._write(val)
             else:  # fresh arrays from our own program: no checks, no copies
                 var._store_result(val, id(val) not in out_ids)

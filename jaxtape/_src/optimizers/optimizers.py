@@ -838,7 +838,7 @@ class Optimizer:
             self._iterations._read_raw(),
         )
         for v, p in zip(variables, new_params):
-            v.assign(p)  # (a Variable's constraint applies on assignment)
+            v.assign(p)
         for (_, _, slot_vars), leaves in zip(slots, new_states):
             for s, leaf in zip(slot_vars, leaves):
                 s.assign(leaf)
@@ -846,6 +846,12 @@ class Optimizer:
             a.assign(value)
         if self.use_ema:
             self._update_moving_averages()
+        # As Keras: a Variable's constraint projects it after the update (and
+        # the moving averages), and only then: `assign`/`set_weights` store
+        # values as given.
+        for v in variables:
+            if v.constraint is not None:
+                v.assign(v.constraint(v.read_value()))
         self._iterations.assign_add(np.int64(1))
 
     def _update_moving_averages(self) -> None:

@@ -257,6 +257,8 @@ class Variable(TensorOperators):
 
     @property
     def constraint(self):
+        """The projection an optimizer applies after updating the Variable
+        (TF's: `assign` and `set_weights` store values as given)."""
         return self._constraint
 
     @property
@@ -422,8 +424,6 @@ class Variable(TensorOperators):
                 "function that traced it; the tracer would leak. Assign inside the "
                 "compiled function, or pass the value out and assign it eagerly."
             )
-        if self._constraint is not None:
-            value = to_value(self._constraint(Tensor(jnp.asarray(value))))
         self._value = _place_like(value, self._value)
         self._fresh = False
 
