@@ -237,3 +237,32 @@ def test_constraints_apply_after_optimizer_updates_only_as_tf(tf, compiled):
     got = _constraint_history(jaxtape, compiled)
     for i, (w, g) in enumerate(zip(want, got)):
         np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=f"step {i}")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.keras.layers.Dense(
+            2, kernel_constraint=m.keras.constraints.MaxNorm(3)
+        ),
+        lambda m: m.keras.layers.Conv2D(2, 3, bias_constraint="non_neg"),
+        lambda m: m.keras.layers.LSTM(
+            2, recurrent_constraint=m.keras.constraints.UnitNorm(axis=1)
+        ),
+    ],
+    ids=["Dense", "Conv2D", "LSTM"],
+)
+def test_layer_configs_carry_their_constraints_as_tf_keras(tf, make, tmp_path):
+    keys = ("kernel_constraint", "bias_constraint", "recurrent_constraint")
+    want, layer = make(tf).get_config(), make(jaxtape)
+    got = layer.get_config()
+    assert {k: got.get(k) for k in keys} == {k: want.get(k) for k in keys}
+    # and a .keras file keeps them, for jaxtape and for tf.keras
+    shape = (5, 4, 3) if "Conv" in type(layer).__name__ else (4, 3)
+    inp = jaxtape.keras.Input(shape)
+    model = jaxtape.keras.Model(inp, layer(inp))
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    for m in (jaxtape, tf):
+        back = m.keras.models.load_model(path).layers[1].get_config()
+        assert {k: back.get(k) for k in keys} == {k: want.get(k) for k in keys}

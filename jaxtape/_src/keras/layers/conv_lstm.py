@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from jaxtape._src.core import dtypes
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers
+from jaxtape._src.keras import activations, constraints, regularizers
 from jaxtape._src.keras.layers import arguments
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -124,9 +124,9 @@ class ConvLSTMCell(_DropoutRNNCell, Layer):
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.recurrent_constraint = recurrent_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = _rate(dropout)
         self.recurrent_dropout = _rate(recurrent_dropout)
         self.dropout_mask_count = 4
@@ -320,9 +320,9 @@ class ConvLSTMCell(_DropoutRNNCell, Layer):
             "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
             "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
             "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "kernel_constraint": self.kernel_constraint,
-            "recurrent_constraint": self.recurrent_constraint,
-            "bias_constraint": self.bias_constraint,
+            "kernel_constraint": constraints.serialize(self.kernel_constraint),
+            "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
+            "bias_constraint": constraints.serialize(self.bias_constraint),
             "dropout": self.dropout,
             "recurrent_dropout": self.recurrent_dropout,
             "seed": self.seed,

@@ -18,7 +18,7 @@ from jaxtape._src.core import config, dtypes
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import TensorShape
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers, serialization
+from jaxtape._src.keras import activations, constraints, regularizers, serialization
 from jaxtape._src.keras.keras_tensor import KerasTensor
 from jaxtape._src.keras.layers.base import Layer, unique_name
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -98,8 +98,8 @@ class _KernelLayer(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def _build_kernel(self, kernel_shape, bias_size=None) -> None:
         """`kernel` of `kernel_shape`; `bias` of `bias_size` (by default the
@@ -128,6 +128,7 @@ class _KernelLayer(Layer):
             "kernel_initializer": initializers.serialize(self.kernel_initializer),
             "bias_initializer": initializers.serialize(self.bias_initializer),
             **_regularizer_config(self, "kernel", "bias", "activity"),
+            **_constraint_config(self, "kernel", "bias"),
         }
 
     def _with_activity(self, outputs):
@@ -156,6 +157,14 @@ def _regularizer_config(layer, *prefixes) -> dict:
             None if reg is None else regularizers.serialize(reg)
         )
     return out
+
+
+def _constraint_config(layer, *prefixes) -> dict:
+    """`{prefix}_constraint` entries of a config, serialized (None when unset)."""
+    return {
+        f"{p}_constraint": constraints.serialize(getattr(layer, f"{p}_constraint"))
+        for p in prefixes
+    }
 
 
 class Dense(_KernelLayer):

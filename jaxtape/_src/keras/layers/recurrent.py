@@ -29,7 +29,7 @@ from jaxtape._src.core import context, dtypes
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers, serialization
+from jaxtape._src.keras import activations, constraints, regularizers, serialization
 from jaxtape._src.keras.layers.base import Layer, _layer_scope
 from jaxtape._src.keras.layers.core import add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -428,9 +428,9 @@ class _GatedCell(_DropoutRNNCell, Layer):
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.recurrent_constraint = recurrent_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = _rate(dropout)
         self.recurrent_dropout = _rate(recurrent_dropout)
         self.seed = seed
@@ -496,9 +496,11 @@ class _GatedCell(_DropoutRNNCell, Layer):
                     self.recurrent_regularizer
                 ),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": self.kernel_constraint,
-                "recurrent_constraint": self.recurrent_constraint,
-                "bias_constraint": self.bias_constraint,
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "recurrent_constraint": constraints.serialize(
+                    self.recurrent_constraint
+                ),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
                 "dropout": self.dropout,
                 "recurrent_dropout": self.recurrent_dropout,
                 "seed": self.seed,
