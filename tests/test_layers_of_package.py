@@ -15,7 +15,8 @@ LAYERS = {
     "core": 0,
     "ops": 1,
     "state": 2,
-    "structured": 2,  # SparseTensor, RaggedTensor: built from ops/ (DESIGN.md puts them at L1)
+    # SparseTensor, RaggedTensor: built from ops/ (DESIGN.md puts them at L1)
+    "structured": 2,
     "autodiff": 3,
     "function": 3,
     "losses": 4,
