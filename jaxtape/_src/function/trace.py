@@ -116,8 +116,9 @@ class _Trace:
         self.error_tree = None  # their error's structure (`checks.error_layout`)
         # The program's checks' error alone (`diagnose`; only with checks).
         self._error: Callable[..., Any] = _unsettled
-        # The program without its checks, for JAX to differentiate (`for_autodiff`).
-        self._for_autodiff: Callable[..., Any] | None = None
+        # The program without its checks, for JAX to differentiate (`_unchecked`;
+        # False once it could not be made: the checked program is used).
+        self._for_autodiff: Callable[..., Any] | bool | None = None
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -356,8 +357,9 @@ class _Trace:
         Variables are read as recorded reads, the caller's own Tensors go in,
         so that tracked ones carry gradients."""
         if self.has_checks and self._for_autodiff is None:
-            self._for_autodiff = self._unchecked(
-                [x._value if type(x) is Tensor else x for x in objs]
+            self._for_autodiff = (
+                self._unchecked([x._value if type(x) is Tensor else x for x in objs])
+                or False
             )
         reads = []
         for r, (shape, dtype) in zip(self.lifted, self.avals):
@@ -390,6 +392,8 @@ class _Trace:
         saved, checks.compiled_checks = checks.compiled_checks, False
         try:
             twin.settle(twin.trace_program(twin.var_values(), leaves))
+        except Exception:  # (it traced once already: keep the checked program)
+            return None
         finally:
             checks.compiled_checks = saved
         position = {id(v): i for i, v in enumerate(lifted)}
@@ -511,8 +515,6 @@ class _CompiledCall:
 
     def __call__(self, *vals):
         trace = self.trace
-        if trace._for_autodiff is not None and any(
-            isinstance(v, _AD_TRACERS) for v in vals
-        ):
+        if trace._for_autodiff and any(isinstance(v, _AD_TRACERS) for v in vals):
             return tuple(trace._for_autodiff(*vals))
         return tuple(trace._plain(*vals))
