@@ -127,8 +127,15 @@ class _KernelLayer(Layer):
             "use_bias": self.use_bias,
             "kernel_initializer": initializers.serialize(self.kernel_initializer),
             "bias_initializer": initializers.serialize(self.bias_initializer),
-            **_regularizer_config(self, "kernel", "bias", "activity"),
-            **_constraint_config(self, "kernel", "bias"),
+            **_serialized(
+                self,
+                "regularizer",
+                regularizers.serialize,
+                "kernel",
+                "bias",
+                "activity",
+            ),  # fmt: skip
+            **_serialized(self, "constraint", constraints.serialize, "kernel", "bias"),
         }
 
     def _with_activity(self, outputs):
@@ -148,23 +155,14 @@ def add_activity_loss(layer: Layer, regularizer, outputs) -> None:
     layer.add_loss(loss)
 
 
-def _regularizer_config(layer, *prefixes) -> dict:
-    """`{prefix}_regularizer` entries of a config, serialized (None when unset)."""
+def _serialized(layer, kind, serialize, *prefixes) -> dict:
+    """`{prefix}_{kind}` entries of a config (`kind` "regularizer" or
+    "constraint"), serialized; None where unset."""
     out = {}
     for prefix in prefixes:
-        reg = getattr(layer, f"{prefix}_regularizer", None)
-        out[f"{prefix}_regularizer"] = (
-            None if reg is None else regularizers.serialize(reg)
-        )
+        obj = getattr(layer, f"{prefix}_{kind}", None)
+        out[f"{prefix}_{kind}"] = None if obj is None else serialize(obj)
     return out
-
-
-def _constraint_config(layer, *prefixes) -> dict:
-    """`{prefix}_constraint` entries of a config, serialized (None when unset)."""
-    return {
-        f"{p}_constraint": constraints.serialize(getattr(layer, f"{p}_constraint"))
-        for p in prefixes
-    }
 
 
 class Dense(_KernelLayer):
