@@ -719,8 +719,9 @@ class Optimizer:
             ):
                 g = g.astype(p.dtype)
                 lr_p = jnp.asarray(lr, p.dtype)
-                if decay:
-                    p = p - p * jnp.asarray(wd, p.dtype) * lr_p
+                if decay:  # (True: `weight_decay`; a float: this variable's own)
+                    rate = wd if decay is True else decay
+                    p = p - p * jnp.asarray(rate, p.dtype) * lr_p
                 state = _set_count(jax.tree.unflatten(treedef, leaves), count)
                 if lr_mode == "inside":
                     delta, state = tx_update(-lr_p * g, state, p)

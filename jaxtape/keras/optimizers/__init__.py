@@ -22,6 +22,12 @@ from jaxtape._src.optimizers.optimizers import (  # noqa: F401
 from jaxtape._src.optimizers.loss_scale_optimizer import (  # noqa: F401
     LossScaleOptimizer,
 )
+from jaxtape._src.optimizers.optimizers_more import (  # noqa: F401
+    Muon,
+    OptimizerMap,
+    ScheduleFreeAdamW,
+)
+from jaxtape.keras.optimizers import legacy  # noqa: F401
 
 from jaxtape._src import missing as _missing
 
