@@ -13,6 +13,12 @@ from jaxtape._src.keras.ops.image import (  # noqa: F401
     scale_and_translate,
     sobel_edges,
 )
+from jaxtape._src.keras.ops.image_more import (  # noqa: F401
+    elastic_transform,
+    extract_patches_3d,
+    perspective_transform,
+    ssim,
+)
 
 from jaxtape._src import missing as _missing
 
