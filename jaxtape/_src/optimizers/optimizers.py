@@ -691,7 +691,7 @@ class Optimizer:
         trackable.take_deferred_slots(self, made)  # values a restore left waiting
         self._built = True
 
-    def _decays(self, var) -> bool:
+    def _decays(self, var) -> bool | float:
         if self.weight_decay is None or id(var) in self._exclude_ids:
             return False
         pattern = self._exclude_pattern
