@@ -12,6 +12,10 @@ from jaxtape._src.keras.regularizers import (  # noqa: F401
     l2,
     serialize,
 )
+from jaxtape._src.keras.regularizers_more import (  # noqa: F401
+    OrthogonalRegularizer,
+    orthogonal_regularizer,
+)
 
 from jaxtape._src import missing as _missing
 
