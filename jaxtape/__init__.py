@@ -213,6 +213,10 @@ from jaxtape._src.ops.misc_ops import (  # noqa: F401
     print as print,
 )
 from jaxtape._src.structured.sparse import SparseTensor as SparseTensor  # noqa: F401
+from jaxtape._src.structured.ragged import (  # noqa: F401
+    RaggedTensor as RaggedTensor,
+    RaggedTensorSpec as RaggedTensorSpec,
+)
 from jaxtape._src.ops.script_ops import (  # noqa: F401
     numpy_function as numpy_function,
     py_function as py_function,
@@ -273,6 +277,7 @@ from jaxtape import (  # noqa: F401,E402
     nest as nest,
     nn as nn,
     random as random,
+    ragged as ragged,
     signal as signal,
     sparse as sparse,
     summary as summary,
