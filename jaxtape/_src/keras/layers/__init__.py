@@ -24,6 +24,7 @@ from jaxtape._src.keras.layers import (
     regularization,
     reshaping,
     spectrogram,
+    wrappers,
 )
 from jaxtape._src.keras.layers.activations import *  # noqa: F403
 from jaxtape._src.keras.layers.adaptive_pooling import *  # noqa: F403
@@ -43,6 +44,7 @@ from jaxtape._src.keras.layers.recurrent import *  # noqa: F403
 from jaxtape._src.keras.layers.regularization import *  # noqa: F403
 from jaxtape._src.keras.layers.reshaping import *  # noqa: F403
 from jaxtape._src.keras.layers.spectrogram import *  # noqa: F403
+from jaxtape._src.keras.layers.wrappers import *  # noqa: F403
 
 __all__ = ["InputSpec", "Layer"]
 __all__ += activations.__all__
@@ -60,6 +62,7 @@ __all__ += recurrent.__all__
 __all__ += regularization.__all__
 __all__ += reshaping.__all__
 __all__ += spectrogram.__all__
+__all__ += wrappers.__all__
 
 for _name in __all__:
     _layer = globals()[_name]
