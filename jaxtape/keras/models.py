@@ -2,6 +2,7 @@
 
 from jaxtape._src.keras.models import Model, Sequential  # noqa: F401
 from jaxtape._src.keras.saving import load_model  # noqa: F401
+from jaxtape._src.keras.saving_more import model_from_json, save_model  # noqa: F401
 
 from jaxtape._src import missing as _missing
 
