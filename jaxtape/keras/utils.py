@@ -8,6 +8,9 @@ from jaxtape._src.core.registry import (  # noqa: F401
     get_registered_object,
     register_keras_serializable,
 )
+from jaxtape._src.keras.audio_dataset import (  # noqa: F401
+    audio_dataset_from_directory,
+)
 from jaxtape._src.keras.dataset_utils import (  # noqa: F401
     split_dataset,
     timeseries_dataset_from_array,
