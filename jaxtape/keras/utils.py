@@ -19,6 +19,7 @@ from jaxtape._src.keras.directory_datasets import (  # noqa: F401
     image_dataset_from_directory,
     text_dataset_from_directory,
 )
+from jaxtape._src.keras.feature_space import FeatureSpace  # noqa: F401
 from jaxtape._src.keras.file_utils import (  # noqa: F401
     get_file,
     model_to_dot,
