@@ -38,7 +38,13 @@ from jaxtape._src.keras.layers.merging import *  # noqa: F403
 from jaxtape._src.keras.layers.normalization import *  # noqa: F403
 from jaxtape._src.keras.layers.pooling import *  # noqa: F403
 from jaxtape._src.keras.layers.preprocessing import *  # noqa: F403
-from jaxtape._src.keras.layers.preprocessing import image_more
+from jaxtape._src.keras.layers.preprocessing import (
+    augment,
+    augment_policies,
+    image_more,
+)
+from jaxtape._src.keras.layers.preprocessing.augment import *  # noqa: F403
+from jaxtape._src.keras.layers.preprocessing.augment_policies import *  # noqa: F403
 from jaxtape._src.keras.layers.preprocessing.image_more import *  # noqa: F403
 from jaxtape._src.keras.layers.recurrent import *  # noqa: F403
 from jaxtape._src.keras.layers.regularization import *  # noqa: F403
@@ -58,6 +64,8 @@ __all__ += normalization.__all__
 __all__ += pooling.__all__
 __all__ += preprocessing.__all__
 __all__ += image_more.__all__
+__all__ += augment.__all__
+__all__ += augment_policies.__all__
 __all__ += recurrent.__all__
 __all__ += regularization.__all__
 __all__ += reshaping.__all__

@@ -13,6 +13,8 @@ Layer L5 (keras); imports `core` and this package (`random_ops` lazily).
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -79,6 +81,14 @@ def _sample_constant(image, y, x, order, fill):
     return (y1 - y)[..., None] * top + (y - y0)[..., None] * bottom
 
 
+def _flat_inverse(t):
+    """TF's `matrices_to_flat_transforms(inv(flat_transforms_to_matrices(t)))`."""
+    m = jnp.concatenate([t, jnp.ones_like(t[:, :1])], axis=1).reshape(-1, 3, 3)
+    inv = jnp.linalg.inv(m).reshape(-1, 9)
+    return inv[:, :8] / inv[:, 8:]
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(2, 3))
 def projective(x, transforms, order, fill_value):
     """Each output pixel `(y, x)` of `(N, H, W, C)` images read at
     `((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k)`, `k = c0 x + c1 y + 1`
@@ -103,6 +113,22 @@ def projective(x, transforms, order, fill_value):
         return jnp.where((k == 0)[..., None], fill, out)
 
     return jax.vmap(one)(x, t).astype(x.dtype)
+
+
+def _projective_fwd(x, transforms, order, fill_value):
+    return projective(x, transforms, order, fill_value), transforms
+
+
+def _projective_bwd(order, fill_value, transforms, g):
+    """TF's gradient of `ImageProjectiveTransformV3`: the output gradient
+    warped by the inverse transform (zero fill); none for the transforms."""
+    del fill_value
+    n = g.shape[0]
+    t = jnp.broadcast_to(transforms.astype(jnp.float32), (n, 8))
+    return projective(g, _flat_inverse(t), order, 0.0), jnp.zeros_like(transforms)
+
+
+projective.defvjp(_projective_fwd, _projective_bwd)
 
 
 def _homography(start, end):
@@ -178,7 +204,10 @@ def perspective_transform(
 ):
     """Keras 3's `keras.ops.image.perspective_transform`: the homography that
     takes `end_points` to `start_points` (four `(x, y)` corners per image),
-    applied as TF's `ImageProjectiveTransformV3` with constant fill.
+    applied as TF's `ImageProjectiveTransformV3` with constant fill. The
+    gradient with respect to `images` is TF's: the output gradient warped
+    back by the inverse transform (not the exact adjoint); the points get
+    none.
 
     Differences from Keras on TF: None known.
     """

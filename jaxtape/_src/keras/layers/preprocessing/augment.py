@@ -1,0 +1,821 @@
+"""Keras 3's mixing, erasing, blurring and geometric augmentations: MixUp,
+CutMix, RandomErasing, RandomGaussianBlur, RandomShear, RandomPerspective,
+RandomElasticTransform, RandomColorJitter and
+ContrastLimitedAdaptiveHistogramEqualization. Layer L5.
+
+They extend `image`'s `_RandomImageLayer` (seed stream, the `training`
+switch, rank checks) through `_AugmentLayer`, which adds Keras's dict inputs
+(`{"images": ..., "labels": ...}`): each layer draws its random numbers in one
+non-differentiable op from the key, then applies Keras's transform in one
+jitted op (a single image is batched and unbatched; `channels_first` is moved
+last and back). The composite policies AugMix and RandAugment live in
+`augment_policies`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxtape._src.core.dispatch import op
+from jaxtape._src.keras.layers.preprocessing.image import (
+    _FILL_MODES,
+    RandomBrightness,
+    RandomContrast,
+    _affine,
+    _check_image_rank,
+    _factor_pair,
+    _RandomImageLayer,
+)
+from jaxtape._src.keras.layers.preprocessing.image_more import (
+    RandomHue,
+    RandomSaturation,
+    _nhwc,
+    _to_range,
+)
+from jaxtape._src.keras.ops import image_more as kimage
+from jaxtape._src.ops import math_ops
+
+__all__ = [
+    "ContrastLimitedAdaptiveHistogramEqualization",
+    "CutMix",
+    "MixUp",
+    "RandomColorJitter",
+    "RandomElasticTransform",
+    "RandomErasing",
+    "RandomGaussianBlur",
+    "RandomPerspective",
+    "RandomShear",
+]
+
+_INTERPOLATIONS = ("nearest", "bilinear")
+
+
+def _keys(key, num):
+    return jax.random.split(jax.random.wrap_key_data(key), num)
+
+
+def _uniform(k, shape, low=0.0, high=1.0):
+    return jax.random.uniform(k, shape, jnp.float32, low, high)
+
+
+def _applied(k1, k2, n, factor):
+    """Keras's per-image coin: `uniform(0, 1) < uniform(*factor)`."""
+    return _uniform(k2, (n,)) < _uniform(k1, (n,), factor[0], factor[1])
+
+
+@op("AugmentSplitKeys", inputs=("key",), differentiable=False)
+def _split_keys(key, num):
+    """`num` independent raw keys `(num, 2)` from one."""
+    return jax.random.key_data(_keys(key, num))
+
+
+class _AugmentLayer(_RandomImageLayer):
+    """Keras 3's `BaseImagePreprocessingLayer` call: images or a dict with
+    `"images"` (and `"labels"`, which `_augment_labels` may transform);
+    identity at `training=False` unless `_infer` says otherwise."""
+
+    def call(self, inputs, training=True):
+        if not isinstance(inputs, dict):
+            return super().call(inputs, training=training)
+        for k in ("bounding_boxes", "segmentation_masks"):
+            if k in inputs:
+                raise NotImplementedError(
+                    f"{type(self).__name__} in jaxtape does not transform "
+                    f"{k!r}; pass only 'images' and 'labels'."
+                )
+        data = dict(inputs)
+        x = math_ops.cast(data["images"], self._dtype.name)
+        _check_image_rank(self, x)
+        if training is None:
+            training = True
+        if not training:
+            data["images"] = self._infer(x)
+            return data
+        key = self._seed_stream.next()
+        data["images"], state = self._augment_with_state(x, key)
+        if "labels" in data:
+            data["labels"] = self._augment_labels(data["labels"], state)
+        return data
+
+    def _augment(self, x, key):
+        return self._augment_with_state(x, key)[0]
+
+    def _augment_with_state(self, x, key):
+        """The augmented images and what `_augment_labels` needs."""
+        return self._augment_images(x, key), None
+
+    def _augment_images(self, x, key):
+        raise NotImplementedError
+
+    def _augment_labels(self, labels, state):
+        del state
+        return labels
+
+    @property
+    def _cf(self):
+        return self.data_format == "channels_first"
+
+
+def _value_range_list(value_range):
+    if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:
+        raise ValueError(
+            "The `value_range` argument should be a list of two numbers. "
+            f"Received: value_range={value_range}"
+        )
+    return (float(value_range[0]), float(value_range[1]))
+
+
+# -- MixUp / CutMix --------------------------------------------------------------------
+@op("MixLabels", inputs=("labels", "perm", "weight"), jit=True)
+def _mix_labels(labels, perm, weight):
+    """Keras's `w * labels + (1 - w) * labels[perm]` (one weight per row)."""
+    dtype = labels.dtype if jnp.issubdtype(labels.dtype, jnp.floating) else jnp.float32
+    labels = labels.astype(dtype)
+    w = weight.astype(dtype).reshape((-1,) + (1,) * (labels.ndim - 1))
+    return w * labels + (1.0 - w) * labels[perm]
+
+
+class _MixLayer(_AugmentLayer):
+    """MixUp and CutMix: a batch mixed with a permutation of itself; labels
+    mixed by the same weights (single images pass through)."""
+
+    def _augment_with_state(self, x, key):
+        if x.ndim == 3:
+            return x, None
+        return self._mix(x, key)
+
+    def _mix(self, x, key):
+        raise NotImplementedError
+
+    def _augment_labels(self, labels, state):
+        if state is None:
+            return labels
+        return _mix_labels(labels, *state)
+
+
+@op("MixUpDraws", inputs=("key",), differentiable=False)
+def _mix_up_draws(key, n, alpha):
+    kp, kw = _keys(key, 2)
+    perm = jax.random.permutation(kp, n).astype(jnp.int32)
+    return perm, jax.random.beta(kw, alpha, alpha, (n,), jnp.float32)
+
+
+@op("MixUp", inputs=("x", "perm", "weight"), jit=True)
+def _mix_up(x, perm, weight):
+    w = weight.astype(x.dtype).reshape((-1, 1, 1, 1))
+    return w * x + (1.0 - w) * x[perm]
+
+
+class MixUp(_MixLayer):
+    """Blends each image of a batch with another one of the batch in training
+    (Keras's `MixUp`): weights `Beta(alpha, alpha)` per image; call it on
+    `{"images": ..., "labels": ...}` to mix one-hot labels by the same weights.
+
+    Differences from Keras: the random numbers differ (jax.random); a
+    single image is returned unchanged (Keras mixes it with itself).
+    """
+
+    def __init__(self, alpha=0.2, data_format=None, seed=None, **kwargs):
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.alpha = alpha
+
+    def _mix(self, x, key):
+        perm, weight = _mix_up_draws(key, int(x.shape[0]), float(self.alpha))
+        return _mix_up(x, perm, weight), (perm, weight)
+
+    def get_config(self):
+        return {**super().get_config(), "alpha": self.alpha}
+
+
+def _box_mask(h, w, box):
+    """`(n, h, w)`: pixels with `x0 <= x < x1` and `y0 <= y < y1` (Keras's)."""
+    x0, x1, y0, y1 = (b[:, None, None] for b in box)
+    gy, gx = jnp.meshgrid(
+        jnp.arange(h, dtype=jnp.float32),
+        jnp.arange(w, dtype=jnp.float32),
+        indexing="ij",
+    )
+    return (gx >= x0) & (gx < x1) & (gy >= y0) & (gy < y1)
+
+
+def _crop_bounds(k, n, length, ratio):
+    """Keras's `_compute_crop_bounds`: a window of `ratio * length` at a
+    uniform offset."""
+    crop = ratio * length
+    start = _uniform(k, (n,)) * (length - crop)
+    return start, start + crop
+
+
+@op("CutMixDraws", inputs=("key",), differentiable=False)
+def _cut_mix_draws(key, n, h, w, low, high):
+    ka, kb, kx, ky, kp = _keys(key, 5)
+    alpha = _uniform(ka, (), low, high) + 1e-6
+    ratio = jnp.sqrt(1.0 - jax.random.beta(kb, alpha, alpha, (n,), jnp.float32))
+    x0, x1 = _crop_bounds(kx, n, w, ratio)
+    y0, y1 = _crop_bounds(ky, n, h, ratio)
+    weight = 1.0 - (x1 - x0) * (y1 - y0) / (w * h)
+    perm = jax.random.permutation(kp, n).astype(jnp.int32)
+    return perm, weight, jnp.stack([x0, x1, y0, y1])
+
+
+@op("CutMix", inputs=("x", "perm", "box"), jit=True)
+def _cut_mix(x, perm, box, channels_first):
+    y, restore = _nhwc(x, channels_first)
+    mask = _box_mask(y.shape[1], y.shape[2], box)[..., None]
+    return restore(jnp.where(mask, y[perm], y))
+
+
+class CutMix(_MixLayer):
+    """Pastes a box of another image of the batch into each image in training
+    (Keras's `CutMix`): box side `sqrt(1 - λ)` of the image, `λ ~ Beta(a,
+    a)` with `a` uniform in `factor`; labels mixed by the pasted area.
+
+    Differences from Keras: the random numbers differ (jax.random).
+    """
+
+    def __init__(self, factor=1.0, seed=None, data_format=None, **kwargs):
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.factor = _factor_pair(self, factor, (0, 1))
+
+    def _mix(self, x, key):
+        ha, wa = (2, 3) if self._cf else (1, 2)
+        h, w = int(x.shape[ha]), int(x.shape[wa])
+        perm, weight, box = _cut_mix_draws(key, int(x.shape[0]), h, w, *self.factor)
+        return _cut_mix(x, perm, box, self._cf), (perm, weight)
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor}
+
+
+# -- RandomErasing ---------------------------------------------------------------------
+@op("RandomErasingDraws", inputs=("key",), differentiable=False)
+def _erasing_draws(key, n, h, w, scale, factor):
+    ks, kx, ky, k1, k2 = _keys(key, 5)
+    ratio = jnp.sqrt(_uniform(ks, (n, 2), scale[0], scale[1]))
+    x0, x1 = _crop_bounds(kx, n, w, ratio[:, 0])
+    y0, y1 = _crop_bounds(ky, n, h, ratio[:, 1])
+    return jnp.stack([x0, x1, y0, y1]), _applied(k1, k2, n, factor)
+
+
+@op("RandomErasingNoise", inputs=("key",), differentiable=False)
+def _erasing_noise(key, shape, high):
+    return jax.random.normal(jax.random.wrap_key_data(key), shape) * high
+
+
+@op("RandomErasing", inputs=("x", "box", "apply", "fill"), jit=True)
+def _erase(x, box, apply, fill, value_range, channels_first):
+    y, restore = _nhwc(x, channels_first)
+    f, _ = _nhwc(jnp.broadcast_to(fill.astype(x.dtype), x.shape), channels_first)
+    f = jnp.clip(f, value_range[0], value_range[1])
+    mask = _box_mask(y.shape[1], y.shape[2], box) & apply[:, None, None]
+    return restore(jnp.where(mask[..., None], f, y))
+
+
+class RandomErasing(_AugmentLayer):
+    """Erases a random box of each image in training (Keras's
+    `RandomErasing`): each image with a probability drawn from `factor`; the
+    box sides are `sqrt(u)` of the image sides, `u` uniform in `scale`; the
+    box is filled with `fill_value` (a number or one per RGB channel) or, by
+    default, Gaussian noise times `value_range[1]`, clipped to `value_range`.
+
+    Differences from Keras: the random numbers differ (jax.random); a list
+    `fill_value` is per channel also with `channels_first`.
+    """
+
+    def __init__(self, factor=1.0, scale=(0.02, 0.33), fill_value=None,
+                 value_range=(0, 255), seed=None, data_format=None,
+                 **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.factor = _factor_pair(self, factor, (0, 1))
+        self.scale = _named_pair(scale, "scale")
+        self.fill_value = fill_value
+        self.value_range = value_range
+
+    def _fill(self, x, key):
+        fv = self.fill_value
+        if fv is None:
+            shape = tuple(int(d) for d in x.shape)
+            return _erasing_noise(key, shape, float(self.value_range[1]))
+        text = (
+            "The `fill_value` argument should be a number (or a list of three numbers) "
+        )
+        if isinstance(fv, (tuple, list)):
+            if len(fv) != 3:
+                raise ValueError(text)
+            shape = (3, 1, 1) if self._cf else (3,)
+            return jnp.asarray(fv, jnp.float32).reshape(shape)
+        if isinstance(fv, (int, float)):
+            return jnp.asarray(fv, jnp.float32)
+        raise ValueError(text)
+
+    def _augment_images(self, x, key):
+        k_box, k_fill = _split_keys(key, 2)
+        ha, wa = (x.ndim - 2, x.ndim - 1) if self._cf else (x.ndim - 3, x.ndim - 2)
+        n = 1 if x.ndim == 3 else int(x.shape[0])
+        box, apply = _erasing_draws(
+            k_box, n, int(x.shape[ha]), int(x.shape[wa]), self.scale, self.factor
+        )
+        vr = _value_range_list(self.value_range)
+        return _erase(x, box, apply, self._fill(x, k_fill), vr, self._cf)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "factor": self.factor,
+            "scale": self.scale,
+            "fill_value": self.fill_value,
+            "value_range": self.value_range,
+        }
+
+
+def _named_pair(factor, name, bounds=(0, 1)):
+    """Keras's `_set_factor_by_name` (its message says `factor=`)."""
+    text = (
+        f"The `{name}` argument should be a number (or a list of two numbers) in "
+        f"the range [{bounds[0]}, {bounds[1]}]. Received: factor={factor}"
+    )
+    if isinstance(factor, (tuple, list)):
+        if len(factor) != 2 or factor[0] > bounds[1] or factor[1] < bounds[0]:
+            raise ValueError(text)
+        return tuple(sorted(factor))
+    if isinstance(factor, (int, float)):
+        if factor < bounds[0] or factor > bounds[1]:
+            raise ValueError(text)
+        return (max(-abs(factor), bounds[0]), abs(factor))
+    raise ValueError(text)
+
+
+# -- RandomGaussianBlur ----------------------------------------------------------------
+@op("RandomGaussianBlurDraws", inputs=("key",), differentiable=False)
+def _blur_draws(key, n, factor, sigma):
+    k1, k2, ks = _keys(key, 3)
+    return _applied(k1, k2, n, factor), _uniform(ks, (2,), *sigma) + 1e-6
+
+
+def _gaussian_kernel(size, sigma, dtype):
+    """Keras's TF `gaussian_blur` kernel for a (traced) `sigma` pair."""
+
+    def one(k, s):
+        t = jnp.arange(k, dtype=dtype) - (k - 1) / 2
+        g = jnp.exp(-0.5 * (t / s) ** 2)
+        return g / jnp.sum(g)
+
+    k0, k1 = size
+    return jnp.outer(one(k1, sigma[1]), one(k0, sigma[0])).reshape(k0, k1)
+
+
+@op("RandomGaussianBlur", inputs=("x", "apply", "sigma"), jit=True)
+def _random_blur(x, apply, sigma, kernel_size, value_range, channels_first):
+    y, restore = _nhwc(x, channels_first)
+    c = y.shape[-1]
+    k = _gaussian_kernel(kernel_size, sigma.astype(y.dtype), y.dtype)
+    blurred = jax.lax.conv_general_dilated(
+        y,
+        jnp.tile(k[:, :, None, None], (1, 1, 1, c)),
+        (1, 1),
+        "SAME",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        feature_group_count=c,
+        precision=jax.lax.Precision.HIGHEST,
+    )
+    out = jnp.where(apply[:, None, None, None], blurred, y)
+    return restore(jnp.clip(out, value_range[0], value_range[1]))
+
+
+class RandomGaussianBlur(_AugmentLayer):
+    """Blurs images with a Gaussian kernel in training (Keras's
+    `RandomGaussianBlur`): each image with a probability drawn from
+    `factor`; one `(sigma_y, sigma_x)` drawn from `sigma` for the batch;
+    `kernel_size` odd; results clipped to `value_range`.
+
+    Differences from Keras: the random numbers differ (jax.random).
+    """
+
+    def __init__(self, factor=1.0, kernel_size=3, sigma=1.0, value_range=(0, 255),
+                 data_format=None, seed=None, **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.factor = _factor_pair(self, factor, (0, 1))
+        self.kernel_size = _kernel_size(kernel_size)
+        self.sigma = _named_pair(sigma, "sigma")
+        self.value_range = value_range
+
+    def _augment_images(self, x, key):
+        n = 1 if x.ndim == 3 else int(x.shape[0])
+        apply, sigma = _blur_draws(key, n, self.factor, self.sigma)
+        vr = _value_range_list(self.value_range)
+        ks = tuple(int(k) for k in self.kernel_size)
+        return _random_blur(x, apply, sigma, ks, vr, self._cf)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "factor": self.factor,
+            "kernel_size": self.kernel_size,
+            "sigma": self.sigma,
+            "value_range": self.value_range,
+        }
+
+
+def _kernel_size(size, name="kernel_size"):
+    text = f"{name} must be an odd number. Received: {name}={size}"
+    if isinstance(size, (tuple, list)):
+        if len(size) != 2:
+            raise ValueError(
+                f"The `{name}` argument should be a number (or a list of two "
+                f"numbers) Received: {name}={size}"
+            )
+        if size[0] % 2 == 0 or size[1] % 2 == 0:
+            raise ValueError(text)
+        return (size[0], size[1])
+    if isinstance(size, (int, float)):
+        if size % 2 == 0:
+            raise ValueError(text)
+        return (size, size)
+    raise ValueError(text)
+
+
+# -- RandomShear -----------------------------------------------------------------------
+@op("ShearTransforms", inputs=("key",), differentiable=False)
+def _shear_transforms(key, n, x_range, y_range):
+    """Keras's shear matrices `[1, sx, 0, sy, 1, 0, 0, 0]`, both factors
+    negated together for half the images."""
+    ki, ky, kx = _keys(key, 3)
+    sign = jnp.where(_uniform(ki, (n,)) > 0.5, -1.0, 1.0)
+    sy = _uniform(ky, (n,), *y_range) * sign
+    sx = _uniform(kx, (n,), *x_range) * sign
+    one, zero = jnp.ones_like(sx), jnp.zeros_like(sx)
+    return jnp.stack([one, sx, zero, sy, one, zero, zero, zero], axis=1)
+
+
+class RandomShear(_AugmentLayer):
+    """Shears images at random in training (Keras's `RandomShear`): `x_factor`
+    and `y_factor` in [0, 1] (a number `f` is `(-f, f)`), the sign flipped at
+    random; filled by `fill_mode` (reflect, wrap, constant, nearest).
+
+    Differences from Keras: the random numbers differ (jax.random).
+    """
+
+    _TEXT = (
+        "The `factor` argument should be a number (or a list of two numbers) in "
+        "the range [0, 1.0]. "
+    )
+
+    def __init__(self, x_factor=0.0, y_factor=0.0, interpolation="bilinear",
+                 fill_mode="reflect", fill_value=0.0, data_format=None, seed=None,
+                 **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.x_factor = self._shear_factor(x_factor, "x_factor")
+        self.y_factor = self._shear_factor(y_factor, "y_factor")
+        if fill_mode not in _FILL_MODES:
+            raise NotImplementedError(
+                f"Unknown `fill_mode` {fill_mode}. Expected of one {_FILL_MODES}."
+            )
+        if interpolation not in _INTERPOLATIONS:
+            raise NotImplementedError(
+                f"Unknown `interpolation` {interpolation}. Expected of one "
+                f"{_INTERPOLATIONS}."
+            )
+        self.fill_mode, self.fill_value = fill_mode, fill_value
+        self.interpolation = interpolation
+
+    def _shear_factor(self, factor, name):
+        def check(v):
+            if v > 1.0 or v < 0.0:
+                raise ValueError(self._TEXT + f"Received: input_number={v}")
+
+        if isinstance(factor, (tuple, list)):
+            if len(factor) != 2:
+                raise ValueError(self._TEXT + f"Received: {name}={factor}")
+            check(factor[0])
+            check(factor[1])
+            return tuple(sorted(factor))
+        if isinstance(factor, (int, float)):
+            check(factor)
+            return (-abs(factor), abs(factor))
+        raise ValueError(self._TEXT + f"Received: {name}={factor}")
+
+    def _augment_images(self, x, key):
+        n = 1 if x.ndim == 3 else int(x.shape[0])
+        xr = tuple(float(f) for f in self.x_factor)
+        yr = tuple(float(f) for f in self.y_factor)
+        t = _shear_transforms(key, n, xr, yr)
+        return _affine(x, t, self.interpolation, self.fill_mode,
+                       float(self.fill_value), self._cf)  # fmt: skip
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "x_factor": self.x_factor,
+            "y_factor": self.y_factor,
+            "fill_mode": self.fill_mode,
+            "interpolation": self.interpolation,
+            "fill_value": self.fill_value,
+        }
+
+
+# -- RandomPerspective -----------------------------------------------------------------
+@op("RandomPerspectiveDraws", inputs=("key",), differentiable=False)
+def _perspective_draws(key, n, factor, scale):
+    k1, k2, kp = _keys(key, 3)
+    offsets = _uniform(kp, (n, 4, 2), -0.5 * scale, 0.5 * scale)
+    return _applied(k1, k2, n, factor), offsets
+
+
+@op("RandomPerspective", inputs=("x", "apply", "offsets"), jit=True)
+def _random_perspective(x, apply, offsets, order, fill_value, channels_first):
+    """Keras's: corners `(0, 0), (w-1, 0), (0, h-1), (w-1, h-1)` moved by
+    `corner * offset`, the image warped by `perspective_transform`."""
+    y, restore = _nhwc(x, channels_first)
+    n, h, w, _ = y.shape
+    start = jnp.asarray(
+        [[0.0, 0.0], [w - 1.0, 0.0], [0.0, h - 1.0], [w - 1.0, h - 1.0]], jnp.float32
+    )
+    start = jnp.broadcast_to(start, (n, 4, 2))
+    end = start + start * offsets
+    warped: Any = kimage.projective(
+        y, kimage._homography(start, end), order, fill_value
+    )
+    return restore(jnp.where(apply[:, None, None, None], warped, y))
+
+
+class RandomPerspective(_AugmentLayer):
+    """Warps images by a random perspective in training (Keras's
+    `RandomPerspective`): each image with a probability drawn from `factor`,
+    its corners moved by up to `scale / 2` of their coordinates; constant
+    `fill_value` outside.
+
+    Differences from Keras: the random numbers differ (jax.random).
+    """
+
+    def __init__(self, factor=1.0, scale=1.0, interpolation="bilinear",
+                 fill_value=0.0, seed=None, data_format=None, **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.factor = _factor_pair(self, factor, (0, 1))
+        if scale < 0.0 or scale > 1.0:
+            raise ValueError(
+                "The `scale` argument should be a number in the range [0,1]. "
+                f"Received: scale={scale}"
+            )
+        if interpolation not in _INTERPOLATIONS:
+            raise NotImplementedError(
+                f"Unknown `interpolation` {interpolation}. Expected of one "
+                f"{_INTERPOLATIONS}."
+            )
+        self.scale, self.fill_value = scale, fill_value
+        self.interpolation = interpolation
+
+    def _augment_images(self, x, key):
+        n = 1 if x.ndim == 3 else int(x.shape[0])
+        apply, offsets = _perspective_draws(key, n, self.factor, float(self.scale))
+        order = _INTERPOLATIONS.index(self.interpolation)
+        return _random_perspective(x, apply, offsets, order, float(self.fill_value),
+                                   self._cf)  # fmt: skip
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "factor": self.factor,
+            "scale": self.scale,
+            "interpolation": self.interpolation,
+            "fill_value": self.fill_value,
+        }
+
+
+# -- RandomElasticTransform ------------------------------------------------------------
+@op("RandomElasticDraws", inputs=("key",), differentiable=False)
+def _elastic_draws(key, n, factor, scale):
+    k1, k2, kd, kf = _keys(key, 4)
+    distortion = _uniform(kd, (), *scale)
+    return _applied(k1, k2, n, factor), distortion, jax.random.key_data(kf)
+
+
+@op("RandomElasticTransform", inputs=("x", "apply", "distortion", "key"), jit=True)
+def _random_elastic(x, apply, distortion, key, ksize, order, fill_mode, fill_value,
+                    value_range, channels_first):  # fmt: skip
+    """Keras's: `alpha = 0.1 f max(h, w)`, `sigma = 0.05 f min(h, w)` for the
+    drawn distortion `f`, then `elastic_transform`, then clipped."""
+    y, restore = _nhwc(x, channels_first)
+    h, w = y.shape[1], y.shape[2]
+    alpha = max(h, w) * 0.1 * distortion
+    sigma = min(h, w) * 0.05 * distortion
+    warped = kimage.elastic(y, key, alpha, sigma, ksize=ksize, order=order,
+                            fill_mode=fill_mode, fill_value=fill_value)  # fmt: skip
+    out = jnp.where(apply[:, None, None, None], warped, y)
+    return restore(jnp.clip(out, value_range[0], value_range[1]))
+
+
+class RandomElasticTransform(_AugmentLayer):
+    """Elastic deformation in training (Keras's `RandomElasticTransform`):
+    each image with a probability drawn from `factor`; a distortion `f`
+    drawn from `scale` sets `alpha = 0.1 f max(H, W)` and `sigma = 0.05 f
+    min(H, W)` of `keras.ops.image.elastic_transform`; clipped to
+    `value_range`. `scale` or `factor` with upper bound 0 is the identity.
+
+    Differences from Keras: the random numbers differ (jax.random);
+    out-of-image reads follow SciPy's `fill_mode` rules.
+    """
+
+    _SUPPORTED_FILL_MODES = {"constant", "nearest", "wrap", "mirror", "reflect"}
+
+    def __init__(self, factor=1.0, scale=1.0, interpolation="bilinear",
+                 fill_mode="reflect", fill_value=0.0, value_range=(0, 255),
+                 seed=None, data_format=None, **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.factor = _factor_pair(self, factor, (0, 1))
+        self.scale = _named_pair(scale, "scale")
+        if interpolation not in _INTERPOLATIONS:
+            raise NotImplementedError(
+                f"Unknown `interpolation` {interpolation}. Expected of one "
+                f"{_INTERPOLATIONS}."
+            )
+        if fill_mode not in self._SUPPORTED_FILL_MODES:
+            raise NotImplementedError(
+                f"Unknown `fill_mode` {fill_mode}. Expected of one "
+                f"{self._SUPPORTED_FILL_MODES}."
+            )
+        self.interpolation, self.fill_mode = interpolation, fill_mode
+        self.fill_value, self.value_range = fill_value, value_range
+
+    def _augment_images(self, x, key):
+        if self.scale[1] == 0 or self.factor[1] == 0:
+            return x
+        ha, wa = (x.ndim - 2, x.ndim - 1) if self._cf else (x.ndim - 3, x.ndim - 2)
+        h, w = int(x.shape[ha]), int(x.shape[wa])
+        n = 1 if x.ndim == 3 else int(x.shape[0])
+        apply, distortion, field_key = _elastic_draws(
+            key, n, self.factor, tuple(float(s) for s in self.scale)
+        )
+        ksize = kimage.elastic_kernel_size(min(h, w) * 0.05 * float(self.scale[1]))
+        return _random_elastic(
+            x, apply, distortion, field_key, ksize,
+            _INTERPOLATIONS.index(self.interpolation), self.fill_mode,
+            float(self.fill_value), _value_range_list(self.value_range), self._cf,
+        )  # fmt: skip
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "factor": self.factor,
+            "scale": self.scale,
+            "interpolation": self.interpolation,
+            "fill_mode": self.fill_mode,
+            "fill_value": self.fill_value,
+            "value_range": self.value_range,
+        }
+
+
+# -- RandomColorJitter -----------------------------------------------------------------
+class RandomColorJitter(_AugmentLayer):
+    """Random brightness, contrast, saturation and hue in turn, in training
+    (Keras's `RandomColorJitter`: each factor None skips its step; each step
+    is the layer of that name with the same `value_range`).
+
+    Differences from Keras: the random numbers differ (jax.random); the
+    saturation and hue steps follow this layer's `data_format`.
+    """
+
+    def __init__(self, value_range=(0, 255), brightness_factor=None,
+                 contrast_factor=None, saturation_factor=None, hue_factor=None,
+                 seed=None, data_format=None, **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.value_range = value_range
+        self.brightness_factor = brightness_factor
+        self.contrast_factor = contrast_factor
+        self.saturation_factor = saturation_factor
+        self.hue_factor = hue_factor
+        df = self.data_format
+        steps = (
+            (brightness_factor, lambda f: RandomBrightness(f, value_range)),
+            (contrast_factor, lambda f: RandomContrast(f, value_range, data_format=df)),
+            (saturation_factor, lambda f: RandomSaturation(f, value_range, df)),
+            (hue_factor, lambda f: RandomHue(f, value_range, df)),
+        )
+        self._steps = [make(f) for f, make in steps if f is not None]
+
+    def _augment_images(self, x, key):
+        if not self._steps:
+            return x
+        keys = _split_keys(key, len(self._steps))
+        for i, step in enumerate(self._steps):
+            x = step._augment(x, keys[i])
+        return x
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "value_range": self.value_range,
+            "brightness_factor": self.brightness_factor,
+            "contrast_factor": self.contrast_factor,
+            "saturation_factor": self.saturation_factor,
+            "hue_factor": self.hue_factor,
+        }
+
+
+# -- ContrastLimitedAdaptiveHistogramEqualization --------------------------------------
+def _clahe_batch(images, clip_limit, grid):
+    """Keras's `_clahe` on `(N, H, W, C)` values in [0, 255]: clipped
+    256-bin histograms per tile, their CDFs bilinearly interpolated between
+    tile centres (edge tiles repeated)."""
+    n, height, width, c = images.shape
+    gh, gw = grid
+    th, tw = -(-height // gh), -(-width // gw)
+    ph, pw = th * gh - height, tw * gw - width
+    if ph or pw:
+        images = jnp.pad(images, ((0, 0), (0, ph), (0, pw), (0, 0)), mode="symmetric")
+    tiles = images.reshape(n, gh, th, gw, tw, c).transpose(0, 1, 3, 5, 2, 4)
+    tiles = jnp.clip(tiles.reshape(n, gh, gw, c, th * tw).astype(jnp.int32), 0, 255)
+    hists = jnp.sum(jax.nn.one_hot(tiles, 256, dtype=jnp.float32), axis=-2)
+    if clip_limit > 0:
+        limit = jnp.float32(clip_limit * (th * tw) / 256.0)
+        clipped = jnp.clip(hists, 0, limit)
+        hists = clipped + jnp.sum(hists - clipped, axis=-1, keepdims=True) / 256.0
+    cdf = jnp.cumsum(hists, axis=-1)
+    cdf_min = jnp.min(cdf, axis=-1, keepdims=True)
+    den = jnp.float32(th * tw) - cdf_min
+    den = jnp.where(den == 0, 1.0, den)
+    cdf = jnp.clip((cdf - cdf_min) * 255.0 / den, 0, 255)
+    cdf = jnp.concatenate([cdf[:, :1], cdf, cdf[:, -1:]], axis=1)
+    cdf = jnp.concatenate([cdf[:, :, :1], cdf, cdf[:, :, -1:]], axis=2)
+
+    def grid_of(size, tile, cells):
+        g = (jnp.arange(size, dtype=jnp.float32) - tile / 2.0) / tile + 1.0
+        lo = jnp.floor(g)
+        wgt = g - lo
+        lo_i = jnp.clip(lo, 0, cells + 1).astype(jnp.int32)
+        hi_i = jnp.clip(lo + 1.0, 0, cells + 1).astype(jnp.int32)
+        return lo_i, hi_i, wgt
+
+    y0, y1, wy = grid_of(th * gh, th, gh)
+    x0, x1, wx = grid_of(tw * gw, tw, gw)
+    pixels = jnp.clip(images, 0, 255).astype(jnp.int32)
+    b = jnp.arange(n)[:, None, None, None]
+    ch = jnp.arange(c)[None, None, None, :]
+    Y0, Y1 = y0[None, :, None, None], y1[None, :, None, None]  # noqa: N806
+    X0, X1 = x0[None, None, :, None], x1[None, None, :, None]  # noqa: N806
+    wy, wx = wy[None, :, None, None], wx[None, None, :, None]
+    top = cdf[b, Y0, X0, ch, pixels] * (1.0 - wx) + cdf[b, Y0, X1, ch, pixels] * wx
+    bottom = cdf[b, Y1, X0, ch, pixels] * (1.0 - wx) + cdf[b, Y1, X1, ch, pixels] * wx
+    out = top * (1.0 - wy) + bottom * wy
+    return out[:, :height, :width, :]
+
+
+@op("CLAHE", inputs=("x",), jit=True)
+def _clahe(x, value_range, clip_limit, grid, channels_first):
+    y, restore = _nhwc(x, channels_first)
+    full = (0.0, 255.0)
+    if value_range != full:
+        y = _to_range(y.astype(jnp.float32), value_range, full)
+    out = _clahe_batch(y, clip_limit, grid)
+    if value_range != full:
+        out = _to_range(out, full, value_range)
+    return restore(out.astype(x.dtype))
+
+
+class ContrastLimitedAdaptiveHistogramEqualization(_AugmentLayer):
+    """Contrast-limited adaptive histogram equalization (Keras's
+    `ContrastLimitedAdaptiveHistogramEqualization`): per channel, one clipped
+    (`clip_limit`) histogram per tile of a `tile_grid_size` grid, mapped
+    through CDFs interpolated between tiles; in training and inference
+    alike. Integer images keep their dtype.
+
+    Differences from Keras: None known.
+    """
+
+    def __init__(self, value_range=(0, 255), clip_limit=4.0, tile_grid_size=(8, 8),
+                 data_format=None, **kwargs):  # fmt: skip
+        super().__init__(data_format=data_format, **kwargs)
+        self.value_range = value_range
+        self.clip_limit = clip_limit
+        self.tile_grid_size = tile_grid_size
+
+    def call(self, inputs, training=True):
+        del training  # applied in inference too, as Keras
+        if isinstance(inputs, dict):
+            return {**inputs, "images": self._equalize(inputs["images"])}
+        return self._equalize(inputs)
+
+    def _equalize(self, images):
+        x = images
+        if x.dtype.is_floating:
+            x = math_ops.cast(x, self._dtype.name)
+        _check_image_rank(self, x)
+        return _clahe(
+            x,
+            _value_range_list(self.value_range),
+            float(self.clip_limit),
+            tuple(int(g) for g in self.tile_grid_size),
+            self._cf,
+        )
+
+    def get_config(self):
+        cfg = super().get_config()
+        del cfg["seed"]
+        return {
+            **cfg,
+            "value_range": self.value_range,
+            "clip_limit": self.clip_limit,
+            "tile_grid_size": self.tile_grid_size,
+        }

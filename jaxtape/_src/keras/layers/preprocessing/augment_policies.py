@@ -1,0 +1,231 @@
+"""Keras 3's composite augmentation policies AugMix and RandAugment. Layer L5.
+
+Both hold Keras's eleven sub-layers (RandomShear, RandomTranslation,
+RandomRotation, RandomBrightness, RandomColorDegeneration, RandomContrast,
+RandomSharpness, RandomPosterization, Solarization, AutoContrast,
+Equalization) and pick among them with keys drawn in the graph: every
+candidate is computed and the drawn one selected (`_pick`), as Keras's
+RandAugment does, so a compiled call picks afresh each time.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxtape._src.core.dispatch import op
+from jaxtape._src.keras.layers.preprocessing.augment import (
+    RandomShear,
+    _AugmentLayer,
+    _split_keys,
+    _value_range_list,
+)
+from jaxtape._src.keras.layers.preprocessing.image import (
+    RandomBrightness,
+    RandomContrast,
+    RandomRotation,
+    RandomTranslation,
+    _factor_pair,
+)
+from jaxtape._src.keras.layers.preprocessing.image_more import (
+    AutoContrast,
+    Equalization,
+    RandomColorDegeneration,
+    RandomPosterization,
+    RandomSharpness,
+    Solarization,
+)
+
+__all__ = ["AugMix", "RandAugment"]
+
+
+@op("AugmentPick", inputs=("index", "candidate", "current"), jit=True)
+def _pick(index, candidate, current, choice):
+    """`candidate` where the drawn `index` is `choice`, else `current`."""
+    return jnp.where(index == choice, candidate, current)
+
+
+def _sub_layers(factor, value_range, interpolation, data_format, all_ops=True):
+    """Keras's sub-layers of AugMix/RandAugment for a `factor` pair, by name
+    (in the order RandAugment indexes them)."""
+    df = data_format
+    layers = {
+        "random_shear": RandomShear(factor, factor, interpolation, data_format=df),
+        "random_translation": RandomTranslation(
+            factor, factor, interpolation=interpolation, data_format=df
+        ),
+        "random_rotation": RandomRotation(
+            factor, interpolation=interpolation, data_format=df
+        ),
+        "random_brightness": RandomBrightness(factor, value_range, data_format=df),
+        "random_color_degeneration": RandomColorDegeneration(factor, value_range, df),
+        "random_contrast": RandomContrast(factor, value_range, data_format=df),
+        "random_sharpness": RandomSharpness(factor, value_range, df),
+        "random_posterization": RandomPosterization(
+            max(1, int(8 * factor[1])), value_range, df
+        ),
+        "solarization": Solarization(factor, factor, value_range, data_format=df),
+        "auto_contrast": AutoContrast(value_range, data_format=df),
+        "equalization": Equalization(value_range, data_format=df),
+    }
+    if not all_ops:
+        for name in _COLOR_ONLY:
+            del layers[name]
+    return layers
+
+
+_COLOR_ONLY = (
+    "random_brightness",
+    "random_color_degeneration",
+    "random_contrast",
+    "random_sharpness",
+)
+
+
+class _PolicyLayer(_AugmentLayer):
+    _layers: list
+
+    def _apply_one_of(self, x, index, key):
+        """The sub-layer numbered `index` (a drawn scalar) applied to `x`; an
+        index past the last is the identity."""
+        out = x
+        for i, layer in enumerate(self._layers):
+            out = _pick(index, layer._augment(x, key), out, i)
+        return out
+
+    def _check_interpolation(self, interpolation):
+        if interpolation not in ("nearest", "bilinear"):
+            raise NotImplementedError(
+                f"Unknown `interpolation` {interpolation}. Expected of one "
+                "('nearest', 'bilinear')."
+            )
+
+
+# -- RandAugment -----------------------------------------------------------------------
+@op("RandAugmentDraws", inputs=("key",), differentiable=False)
+def _rand_augment_draws(key, num_ops, num_layers):
+    ki, kl = jax.random.split(jax.random.wrap_key_data(key))
+    index = jax.random.randint(ki, (num_ops,), 0, num_layers)
+    return index, jax.random.key_data(jax.random.split(kl, num_layers))
+
+
+class RandAugment(_PolicyLayer):
+    """RandAugment in training (Keras's `RandAugment`): `num_ops` times, one
+    of the eleven sub-layers drawn at random (each with the magnitude
+    `factor`, one transformation per sub-layer reused across the steps);
+    identity at `training=False`.
+
+    Differences from Keras: the random numbers differ (jax.random).
+    """
+
+    def __init__(self, value_range=(0, 255), num_ops=2, factor=0.5,
+                 interpolation="bilinear", seed=None, data_format=None,
+                 **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.value_range, self.num_ops = value_range, num_ops
+        self.factor = _factor_pair(self, factor, (0, 1))
+        self._check_interpolation(interpolation)
+        self.interpolation = interpolation
+        vr = _value_range_list(value_range)
+        subs = _sub_layers(self.factor, vr, interpolation, self.data_format)
+        self._layers = list(subs.values())
+
+    def _augment_images(self, x, key):
+        index, keys = _rand_augment_draws(key, int(self.num_ops), len(self._layers))
+        for step in range(int(self.num_ops)):
+            out = x
+            for i, layer in enumerate(self._layers):
+                out = _pick(index[step], layer._augment(x, keys[i]), out, i)
+            x = out
+        return x
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "value_range": self.value_range,
+            "num_ops": self.num_ops,
+            "factor": self.factor,
+            "interpolation": self.interpolation,
+        }
+
+
+# -- AugMix ----------------------------------------------------------------------------
+@op("AugMixDraws", inputs=("key",), differentiable=False)
+def _aug_mix_draws(key, num_chains, chain_depth, num_layers, alpha):
+    """Chain weights (Dirichlet(alpha)), the blend weight (Beta(alpha,
+    alpha)), the op choices (one past the last: none) and their keys."""
+    kd, kb, kc, kk = jax.random.split(jax.random.wrap_key_data(key), 4)
+    gamma = jax.random.gamma(kd, alpha, (num_chains,), jnp.float32)
+    weights = gamma / jnp.sum(gamma)
+    blend = jax.random.beta(kb, alpha, alpha, (), jnp.float32)
+    shape = (num_chains, chain_depth)
+    choices = jax.random.randint(kc, shape, 0, num_layers + 1)
+    keys = jax.random.key_data(jax.random.split(kk, num_chains * chain_depth))
+    return weights, blend, choices, keys.reshape(shape + (-1,))
+
+
+@op("AugMixBlend", inputs=("x", "chains", "weights", "blend"), jit=True)
+def _aug_mix_blend(x, chains, weights, blend, value_range):
+    w = weights.astype(x.dtype).reshape((-1,) + (1,) * x.ndim)
+    mixed = jnp.sum(chains * w, axis=0)
+    b = blend.astype(x.dtype)
+    return jnp.clip(b * x + (1 - b) * mixed, value_range[0], value_range[1])
+
+
+class AugMix(_PolicyLayer):
+    """AugMix in training (Keras's `AugMix`): `num_chains` chains of up to
+    `chain_depth` random sub-layers (each step may be skipped), mixed by
+    Dirichlet(`alpha`) weights and blended with the input by a Beta(`alpha`,
+    `alpha`) weight, clipped to `value_range`. `all_ops=False` leaves out
+    the brightness, colour, contrast and sharpness layers.
+
+    Differences from Keras: the random numbers differ (jax.random); the ops
+    are drawn in the graph (Keras draws them with Python's `random`, fixed
+    per trace inside `tf.function`).
+    """
+
+    def __init__(self, value_range=(0, 255), num_chains=3, chain_depth=3,
+                 factor=0.3, alpha=1.0, all_ops=True, interpolation="bilinear",
+                 seed=None, data_format=None, **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.value_range = value_range
+        self.num_chains, self.chain_depth = num_chains, chain_depth
+        self.factor = _factor_pair(self, factor, (0, 1))
+        self.alpha, self.all_ops = alpha, all_ops
+        self._check_interpolation(interpolation)
+        self.interpolation = interpolation
+        vr = _value_range_list(value_range)
+        subs = _sub_layers(self.factor, vr, interpolation, self.data_format, all_ops)
+        self._layers = list(subs.values())
+
+    def _augment_images(self, x, key):
+        chains, depth = int(self.num_chains), int(self.chain_depth)
+        weights, blend, choices, keys = _aug_mix_draws(
+            key, chains, depth, len(self._layers), float(self.alpha)
+        )
+        outs = []
+        for c in range(chains):
+            y = x
+            for d in range(depth):
+                y = self._apply_one_of(y, choices[c, d], keys[c, d])
+            outs.append(y)
+        stacked = _stack(outs)
+        vr = _value_range_list(self.value_range)
+        return _aug_mix_blend(x, stacked, weights, blend, vr)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "value_range": self.value_range,
+            "num_chains": self.num_chains,
+            "chain_depth": self.chain_depth,
+            "factor": self.factor,
+            "alpha": self.alpha,
+            "all_ops": self.all_ops,
+            "interpolation": self.interpolation,
+        }
+
+
+@op("AugmentStack", inputs="values")
+def _stack(values):
+    return jnp.stack(values)
