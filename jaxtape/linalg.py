@@ -42,6 +42,40 @@ from jaxtape._src.ops.linalg_ops import (  # noqa: F401
 )
 from jaxtape._src.ops.math_ops import global_norm  # noqa: F401
 
+from jaxtape._src.ops.linalg_more_ops import (  # noqa: F401
+    banded_triangular_solve,
+    eigh_tridiagonal,
+    logm,
+    sqrtm,
+    tridiagonal_matmul,
+    tridiagonal_solve,
+)
+from jaxtape._src.ops.linear_operator import (  # noqa: F401
+    LinearOperator,
+    LinearOperatorAdjoint,
+    LinearOperatorComposition,
+    LinearOperatorDiag,
+    LinearOperatorFullMatrix,
+    LinearOperatorIdentity,
+    LinearOperatorInversion,
+    LinearOperatorLowerTriangular,
+    LinearOperatorScaledIdentity,
+    LinearOperatorZeros,
+)
+from jaxtape._src.ops.linear_operator_structured import (  # noqa: F401
+    LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular,
+    LinearOperatorCirculant,
+    LinearOperatorCirculant2D,
+    LinearOperatorCirculant3D,
+    LinearOperatorHouseholder,
+    LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate,
+    LinearOperatorPermutation,
+    LinearOperatorToeplitz,
+    LinearOperatorTridiag,
+)
+
 from jaxtape._src import missing as _missing
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so

@@ -84,7 +84,7 @@ def _check_invertible(op_name, message):
             or np.dtype(matrix.dtype) not in K_HALF_OK.dtypes
         ):
             return  # the op refuses it, or there is nothing to invert
-        bad = _zero_pivot(matrix)
+        bad = _zero_pivot(matrix if xp is jnp else checks.host(matrix))
         checks.require(xp, bad if xp is jnp else np.asarray(bad), op_name, message)
 
     return check

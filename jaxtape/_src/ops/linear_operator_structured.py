@@ -1,0 +1,1436 @@
+"""The structured `LinearOperator` kinds (TF's `tf.linalg.LinearOperator*`). Layer L1.
+
+Kronecker, BlockDiag, BlockLowerTriangular, Circulant (1-D/2-D/3-D, by FFT),
+Toeplitz (by a circulant embedding), Tridiag, LowRankUpdate (Woodbury and the
+determinant lemma), Householder and Permutation, each overriding the base
+class's dense defaults where its structure gives a faster or exact path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxtape._src.core import dtypes
+from jaxtape._src.ops import (
+    array_ops,
+    creation_ops,
+    linalg_more_ops,
+    linalg_ops,
+    math_ops,
+    nondiff,
+    signal_ops,
+)
+from jaxtape._src.ops.linear_operator import (
+    LinearOperator,
+    LinearOperatorDiag,
+    LinearOperatorIdentity,
+    adjoint_matrix,
+    as_tensor,
+    broadcast_batch,
+    check_dtype,
+    check_operators,
+    shape_of,
+)
+
+
+def _all_hint(operators, attr, given, message):
+    """TF's rule: a hint every operator has holds for the combination."""
+    if all(getattr(o, attr) for o in operators):
+        if given is False:
+            raise ValueError(message)
+        return True
+    return given
+
+
+def _batch_of(operators) -> tuple:
+    return np.broadcast_shapes(*(o._shape()[:-2] for o in operators))
+
+
+def _to_batch(x, batch):
+    s = shape_of(x)
+    full = np.broadcast_shapes(s[: len(s) - 2], batch) + s[-2:]
+    return x if full == s else array_ops.broadcast_to(x, full)
+
+
+def _to_vec_batch(x, batch):
+    s = shape_of(x)
+    full = np.broadcast_shapes(s[:-1], batch) + s[-1:]
+    return x if full == s else array_ops.broadcast_to(x, full)
+
+
+# -- Kronecker ---------------------------------------------------------------------
+class LinearOperatorKronecker(LinearOperator):
+    """The Kronecker product `A1 ⊗ A2 ⊗ ... ⊗ An` of operators (TF's
+    `tf.linalg.LinearOperatorKronecker`), applied factor by factor; its
+    determinant, inverse, Cholesky factor and eigenvalues come from the
+    factors'."""
+
+    def __init__(
+        self,
+        operators,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=None,
+        name=None,
+    ):
+        parameters = dict(
+            operators=operators,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        operators = list(operators)
+        check_operators(operators, "Kronecker product")
+        self._operators = operators
+        is_non_singular = _all_hint(
+            operators,
+            "is_non_singular",
+            is_non_singular,
+            "The Kronecker product of non-singular operators is always non-singular.",
+        )
+        is_self_adjoint = _all_hint(
+            operators,
+            "is_self_adjoint",
+            is_self_adjoint,
+            "The Kronecker product of self-adjoint operators is always self-adjoint.",
+        )
+        is_positive_definite = _all_hint(
+            operators,
+            "is_positive_definite",
+            is_positive_definite,
+            "The Kronecker product of positive-definite operators is always "
+            "positive-definite.",
+        )
+        super().__init__(
+            operators[0].dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name or "_x_".join(o.name for o in operators),
+            parameters=parameters,
+        )
+
+    @property
+    def operators(self) -> list:
+        return list(self._operators)
+
+    def _shape(self):
+        rows = int(np.prod([o.range_dimension for o in self._operators]))
+        cols = int(np.prod([o.domain_dimension for o in self._operators]))
+        return _batch_of(self._operators) + (rows, cols)
+
+    def _apply(self, x, step, in_dims, out_dims):
+        """`step(operator_i, x_i)` applied along each factor's axis of `x`."""
+        batch = np.broadcast_shapes(self._shape()[:-2], shape_of(x)[:-2])
+        x = _to_batch(x, batch)
+        r = shape_of(x)[-1]
+        k, nb = len(self._operators), len(batch)
+        dims = list(in_dims)
+        y = array_ops.reshape(x, list(batch) + dims + [r])
+        for i, o in enumerate(self._operators):
+            # factor i's axis to the rows, every other axis into the columns
+            others = [nb + j for j in range(k) if j != i] + [nb + k]
+            perm = list(range(nb)) + [nb + i] + others
+            y = array_ops.transpose(y, perm)
+            rest = [shape_of(y)[nb + 1 + j] for j in range(k)]
+            y = step(o, array_ops.reshape(y, list(batch) + [dims[i], -1]))
+            dims[i] = out_dims[i]
+            y = array_ops.reshape(y, list(batch) + [dims[i]] + rest)
+            y = array_ops.transpose(y, [int(a) for a in np.argsort(perm)])
+        return array_ops.reshape(y, list(batch) + [int(np.prod(dims)), r])
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        ins = [
+            o.range_dimension if adjoint else o.domain_dimension
+            for o in self._operators
+        ]
+        outs = [
+            o.domain_dimension if adjoint else o.range_dimension
+            for o in self._operators
+        ]
+        return self._apply(x, lambda o, y: o.matmul(y, adjoint=adjoint), ins, outs)
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
+        dims = [o.domain_dimension for o in self._operators]
+        return self._apply(rhs, lambda o, y: o.solve(y, adjoint=adjoint), dims, dims)
+
+    def _to_dense(self):
+        out = self._operators[0].to_dense()
+        for o in self._operators[1:]:
+            b = o.to_dense()
+            out, b = broadcast_batch(out, b)
+            s, t = shape_of(out), shape_of(b)
+            prod = math_ops.multiply(
+                array_ops.reshape(out, list(s[:-2]) + [s[-2], 1, s[-1], 1]),
+                array_ops.reshape(b, list(t[:-2]) + [1, t[-2], 1, t[-1]]),
+            )
+            out = array_ops.reshape(prod, list(s[:-2]) + [s[-2] * t[-2], s[-1] * t[-1]])
+        return out
+
+    def _kron_vectors(self, parts):
+        out = parts[0]
+        for v in parts[1:]:
+            out = math_ops.multiply(
+                array_ops.expand_dims(out, -1), array_ops.expand_dims(v, -2)
+            )
+            s = shape_of(out)
+            out = array_ops.reshape(out, list(s[:-2]) + [s[-2] * s[-1]])
+        return out
+
+    def _determinant(self):
+        total = self.domain_dimension
+        out = None
+        for o in self._operators:
+            term = math_ops.pow(o.determinant(), total // o.domain_dimension)
+            out = term if out is None else math_ops.multiply(out, term)
+        return out
+
+    def _log_abs_determinant(self):
+        total = self.domain_dimension
+        out = None
+        for o in self._operators:
+            term = math_ops.multiply(
+                o.log_abs_determinant(), float(total // o.domain_dimension)
+            )
+            out = term if out is None else math_ops.add(out, term)
+        return out
+
+    def _diag_part(self):
+        return self._kron_vectors([o.diag_part() for o in self._operators])
+
+    def _trace(self):
+        out = None
+        for o in self._operators:
+            out = o.trace() if out is None else math_ops.multiply(out, o.trace())
+        return out
+
+    def _eigvals(self):
+        return self._kron_vectors([o.eigvals() for o in self._operators])
+
+    def _derived(self, operators, **hints):
+        return LinearOperatorKronecker(operators, **hints)
+
+    def _inverse_operator(self) -> LinearOperator:
+        return self._derived(
+            [o.inverse() for o in self._operators],
+            is_non_singular=self.is_non_singular,
+            is_self_adjoint=self.is_self_adjoint,
+            is_positive_definite=self.is_positive_definite,
+            is_square=True,
+        )
+
+    def _adjoint_operator(self) -> LinearOperator:
+        return self._derived(
+            [o.adjoint() for o in self._operators],
+            is_non_singular=self.is_non_singular,
+            is_self_adjoint=self.is_self_adjoint,
+            is_positive_definite=self.is_positive_definite,
+            is_square=self.is_square,
+        )
+
+    def _cholesky_operator(self) -> LinearOperator:
+        return self._derived(
+            [o.cholesky() for o in self._operators],
+            is_non_singular=True,
+            is_self_adjoint=None,
+            is_square=True,
+        )
+
+
+# -- BlockDiag -----------------------------------------------------------------------
+def _split_rows(x, sizes):
+    return array_ops.split(x, list(sizes), axis=-2)
+
+
+class LinearOperatorBlockDiag(LinearOperator):
+    """The block-diagonal operator with the given operators as blocks (TF's
+    `tf.linalg.LinearOperatorBlockDiag`): each block acts on its own rows."""
+
+    def __init__(
+        self,
+        operators,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=True,
+        name=None,
+    ):
+        parameters = dict(
+            operators=operators,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        operators = list(operators)
+        check_operators(operators, "block-diagonal operator")
+        self._operators = operators
+        is_non_singular = _all_hint(
+            operators,
+            "is_non_singular",
+            is_non_singular,
+            "The direct sum of non-singular operators is always non-singular.",
+        )
+        is_self_adjoint = _all_hint(
+            operators,
+            "is_self_adjoint",
+            is_self_adjoint,
+            "The direct sum of self-adjoint operators is always self-adjoint.",
+        )
+        is_positive_definite = _all_hint(
+            operators,
+            "is_positive_definite",
+            is_positive_definite,
+            "The direct sum of positive definite operators is always positive "
+            "definite.",
+        )
+        if not (is_square and all(o.is_square for o in operators)):
+            is_square = None if is_square else is_square
+        super().__init__(
+            operators[0].dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name or "_ds_".join(o.name for o in operators),
+            parameters=parameters,
+        )
+
+    @property
+    def operators(self) -> list:
+        return list(self._operators)
+
+    def _shape(self):
+        return _batch_of(self._operators) + (
+            sum(o.range_dimension for o in self._operators),
+            sum(o.domain_dimension for o in self._operators),
+        )
+
+    def _blockwise(self, x, sizes, step):
+        batch = np.broadcast_shapes(self._shape()[:-2], shape_of(x)[:-2])
+        parts = [
+            _to_batch(step(o, p), batch)
+            for o, p in zip(self._operators, _split_rows(x, sizes))
+        ]
+        return array_ops.concat(parts, axis=-2)
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        sizes = [
+            o.range_dimension if adjoint else o.domain_dimension
+            for o in self._operators
+        ]
+        return self._blockwise(x, sizes, lambda o, p: o.matmul(p, adjoint=adjoint))
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
+        sizes = [
+            o.domain_dimension if adjoint else o.range_dimension
+            for o in self._operators
+        ]
+        return self._blockwise(rhs, sizes, lambda o, p: o.solve(p, adjoint=adjoint))
+
+    def _to_dense(self):
+        batch = self._shape()[:-2]
+        cols = [o.domain_dimension for o in self._operators]
+        rows = []
+        for i, o in enumerate(self._operators):
+            pieces = []
+            for j, n in enumerate(cols):
+                if i == j:
+                    pieces.append(_to_batch(o.to_dense(), batch))
+                else:
+                    pieces.append(
+                        creation_ops.zeros(
+                            list(batch) + [o.range_dimension, n], dtype=self.dtype
+                        )
+                    )
+            rows.append(array_ops.concat(pieces, axis=-1))
+        return array_ops.concat(rows, axis=-2)
+
+    def _reduce(self, method, combine):
+        out = None
+        for o in self._operators:
+            v = getattr(o, method)()
+            out = v if out is None else combine(out, v)
+        return out
+
+    def _determinant(self):
+        return self._reduce("determinant", math_ops.multiply)
+
+    def _log_abs_determinant(self):
+        return self._reduce("log_abs_determinant", math_ops.add)
+
+    def _trace(self):
+        return self._reduce("trace", math_ops.add)
+
+    def _concat_vectors(self, method):
+        batch = self._shape()[:-2]
+        parts = [_to_vec_batch(getattr(o, method)(), batch) for o in self._operators]
+        return array_ops.concat(parts, axis=-1)
+
+    def _diag_part(self):
+        if not all(o.is_square for o in self._operators):
+            return super()._diag_part()
+        return self._concat_vectors("diag_part")
+
+    def _eigvals(self):
+        return self._concat_vectors("eigvals")
+
+    def _derived(self, operators, **hints):
+        return LinearOperatorBlockDiag(operators, **hints)
+
+    def _inverse_operator(self) -> LinearOperator:
+        return self._derived(
+            [o.inverse() for o in self._operators],
+            is_non_singular=self.is_non_singular,
+            is_self_adjoint=self.is_self_adjoint,
+            is_positive_definite=self.is_positive_definite,
+            is_square=True,
+        )
+
+    def _adjoint_operator(self) -> LinearOperator:
+        return self._derived(
+            [o.adjoint() for o in self._operators],
+            is_non_singular=self.is_non_singular,
+            is_self_adjoint=self.is_self_adjoint,
+            is_positive_definite=self.is_positive_definite,
+            is_square=True,
+        )
+
+    def _cholesky_operator(self) -> LinearOperator:
+        return self._derived(
+            [o.cholesky() for o in self._operators],
+            is_non_singular=True,
+            is_square=True,
+        )
+
+
+# -- BlockLowerTriangular --------------------------------------------------------------
+class LinearOperatorBlockLowerTriangular(LinearOperator):
+    """A block lower-triangular operator (TF's
+    `tf.linalg.LinearOperatorBlockLowerTriangular`): `operators[i]` lists
+    the `i + 1` blocks of block row `i`, the last one square (on the
+    diagonal); `solve` is block forward/back substitution."""
+
+    def __init__(
+        self,
+        operators,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=None,
+        name="LinearOperatorBlockLowerTriangular",
+    ):
+        parameters = dict(
+            operators=operators,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        rows = [list(r) for r in operators]
+        if not rows:
+            raise ValueError(f"Expected a non-empty list of operators. Found: {rows}")
+        for i, row in enumerate(rows):
+            if len(row) != i + 1:
+                raise ValueError(
+                    f"Argument `operators[{i}]` must contain `{i + 1}` blocks. "
+                    f"Found: {len(row)} blocks."
+                )
+        flat = [o for row in rows for o in row]
+        check_operators(flat, "block lower-triangular operator")
+        diagonal = [row[-1] for row in rows]
+        for i, row in enumerate(rows):
+            for j, o in enumerate(row):
+                if o.range_dimension != diagonal[i].range_dimension or (
+                    o.domain_dimension != diagonal[j].domain_dimension
+                ):
+                    raise ValueError(
+                        f"Block [{i}][{j}] has shape {o.shape}: its rows must match "
+                        f"the diagonal block [{i}][{i}] and its columns block "
+                        f"[{j}][{j}]."
+                    )
+        self._rows = rows
+        self._diagonal = diagonal
+        if all(o.is_non_singular for o in diagonal):
+            if is_non_singular is False:
+                raise ValueError(
+                    "A blockwise lower-triangular operator with non-singular "
+                    "operators on the main diagonal is always non-singular."
+                )
+            is_non_singular = True
+        if is_square is False:
+            raise ValueError(
+                "Argument `is_square` must be `True` or `None`: a blockwise "
+                "lower-triangular operator is always square."
+            )
+        super().__init__(
+            flat[0].dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=True,
+            name=name,
+            parameters=parameters,
+        )
+
+    @property
+    def operators(self) -> list:
+        return [list(r) for r in self._rows]
+
+    def _shape(self):
+        flat = [o for row in self._rows for o in row]
+        n = sum(o.domain_dimension for o in self._diagonal)
+        return _batch_of(flat) + (n, n)
+
+    def _sizes(self):
+        return [o.domain_dimension for o in self._diagonal]
+
+    def _batch_for(self, x):
+        return np.broadcast_shapes(self._shape()[:-2], shape_of(x)[:-2])
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        batch = self._batch_for(x)
+        parts = _split_rows(x, self._sizes())
+        k = len(self._rows)
+        out = []
+        for i in range(k):
+            if adjoint:  # column i of the blocks, adjointed
+                terms = [
+                    self._rows[r][i].matmul(parts[r], adjoint=True) for r in range(i, k)
+                ]
+            else:
+                terms = [self._rows[i][j].matmul(parts[j]) for j in range(i + 1)]
+            out.append(
+                _to_batch(math_ops.add_n([_to_batch(t, batch) for t in terms]), batch)
+            )
+        return array_ops.concat(out, axis=-2)
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
+        batch = self._batch_for(rhs)
+        parts = [_to_batch(p, batch) for p in _split_rows(rhs, self._sizes())]
+        k = len(self._rows)
+        sol: list = [None] * k
+        order = range(k - 1, -1, -1) if adjoint else range(k)
+        for i in order:
+            b = parts[i]
+            if adjoint:
+                others = [
+                    self._rows[r][i].matmul(sol[r], adjoint=True)
+                    for r in range(i + 1, k)
+                ]
+            else:
+                others = [self._rows[i][j].matmul(sol[j]) for j in range(i)]
+            for t in others:
+                b = math_ops.subtract(b, _to_batch(t, batch))
+            sol[i] = _to_batch(self._diagonal[i].solve(b, adjoint=adjoint), batch)
+        return array_ops.concat(sol, axis=-2)
+
+    def _to_dense(self):
+        batch = self._shape()[:-2]
+        sizes = self._sizes()
+        rows = []
+        for i, row in enumerate(self._rows):
+            pieces = [_to_batch(o.to_dense(), batch) for o in row]
+            pieces += [
+                creation_ops.zeros(list(batch) + [sizes[i], n], dtype=self.dtype)
+                for n in sizes[i + 1 :]
+            ]
+            rows.append(array_ops.concat(pieces, axis=-1))
+        return array_ops.concat(rows, axis=-2)
+
+    def _determinant(self):
+        out = self._diagonal[0].determinant()
+        for o in self._diagonal[1:]:
+            out = math_ops.multiply(out, o.determinant())
+        return out
+
+    def _log_abs_determinant(self):
+        out = self._diagonal[0].log_abs_determinant()
+        for o in self._diagonal[1:]:
+            out = math_ops.add(out, o.log_abs_determinant())
+        return out
+
+    def _diag_part(self):
+        batch = self._shape()[:-2]
+        return array_ops.concat(
+            [_to_vec_batch(o.diag_part(), batch) for o in self._diagonal], axis=-1
+        )
+
+
+# -- Circulant ---------------------------------------------------------------------
+_COMPLEX_OF = {"float16": "complex64", "float32": "complex64", "float64": "complex128"}
+
+
+class _BaseCirculant(LinearOperator):
+    """A (block-)circulant operator of depth 1, 2 or 3, given by its spectrum
+    (the DFT of its convolution kernel): `matmul` is FFT, multiply, inverse
+    FFT."""
+
+    _block_depth = 1
+
+    def __init__(
+        self,
+        spectrum,
+        input_output_dtype=dtypes.complex64,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=True,
+        name=None,
+    ):
+        parameters = dict(
+            spectrum=spectrum,
+            input_output_dtype=input_output_dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        spectrum = as_tensor(spectrum)
+        check_dtype(spectrum, "spectrum")
+        if len(spectrum.shape) < self._block_depth:
+            raise ValueError(
+                f"Argument spectrum must have at least {self._block_depth} "
+                f"dimensions. Found: {spectrum}"
+            )
+        self._spectrum = spectrum
+        name_of = np.dtype(spectrum.dtype.as_numpy_dtype).name
+        self._complex = dtypes.as_dtype(_COMPLEX_OF.get(name_of) or name_of)
+        if is_square is False:
+            raise ValueError("A [[nested] block] circulant operator is always square.")
+        super().__init__(
+            input_output_dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=True,
+            name=name,
+            parameters=parameters,
+        )
+
+    @property
+    def spectrum(self):
+        return self._spectrum
+
+    @property
+    def block_depth(self) -> int:
+        return self._block_depth
+
+    def block_shape_tensor(self):
+        return creation_ops.constant(np.array(self.block_shape, np.int32))
+
+    @property
+    def block_shape(self):
+        from jaxtape._src.core.tensor import TensorShape
+
+        return TensorShape(shape_of(self._spectrum)[-self._block_depth :])
+
+    def _spectrum_complex(self):
+        s = self._spectrum
+        return s if s.dtype.is_complex else math_ops.cast(s, self._complex)
+
+    def _shape(self):
+        s = shape_of(self._spectrum)
+        n = int(np.prod(s[-self._block_depth :]))
+        return s[: -self._block_depth] + (n, n)
+
+    def _fft(self, x, inverse=False):
+        fns = {
+            1: (signal_ops.fft, signal_ops.ifft),
+            2: (signal_ops.fft2d, signal_ops.ifft2d),
+            3: (signal_ops.fft3d, signal_ops.ifft3d),
+        }[self._block_depth]
+        return fns[1](x) if inverse else fns[0](x)
+
+    def _out(self, y):
+        return math_ops.cast(
+            y if self.dtype.is_complex else math_ops.real(y), self.dtype
+        )
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False, divide=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        spectrum = self._spectrum_complex()
+        if adjoint:
+            spectrum = math_ops.conj(spectrum)
+        s = shape_of(x)
+        batch, r = s[:-2], s[-1]
+        block = list(self.block_shape)
+        # [..., N, R] -> [..., R, n1, (n2, n3)]: the FFT runs over the blocks
+        y = math_ops.cast(x, self._complex)
+        y = adjoint_matrix(math_ops.conj(y))  # a transpose
+        y = array_ops.reshape(y, list(batch) + [r] + block)
+        y = self._fft(y)
+        spectrum = array_ops.expand_dims(spectrum, -1 - self._block_depth)
+        y = math_ops.divide(y, spectrum) if divide else math_ops.multiply(y, spectrum)
+        y = self._fft(y, inverse=True)
+        out_batch = shape_of(y)[: -1 - self._block_depth]
+        y = array_ops.reshape(y, list(out_batch) + [r, int(np.prod(block))])
+        y = adjoint_matrix(math_ops.conj(y))
+        return self._out(y)
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        return self._matmul(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg, divide=True)
+
+    def _reduce_blocks(self, fn, x):
+        return fn(x, axis=[-(i + 1) for i in range(self._block_depth)])
+
+    def _determinant(self):
+        det = self._reduce_blocks(math_ops.reduce_prod, self._spectrum_complex())
+        return self._out(det)
+
+    def _log_abs_determinant(self):
+        mag = math_ops.log(math_ops.abs(self._spectrum_complex()))
+        return math_ops.cast(self._reduce_blocks(math_ops.reduce_sum, mag), self.dtype)
+
+    def _trace(self):
+        return self._out(
+            self._reduce_blocks(math_ops.reduce_sum, self._spectrum_complex())
+        )
+
+    def _diag_part(self):
+        n = self.domain_dimension
+        value = math_ops.divide(self._trace(), math_ops.cast(n, self.dtype))
+        return math_ops.multiply(
+            array_ops.expand_dims(value, -1), creation_ops.ones([n], dtype=self.dtype)
+        )
+
+    def _eigvals(self):
+        s = shape_of(self._spectrum)
+        flat = array_ops.reshape(
+            self._spectrum_complex(),
+            list(s[: -self._block_depth]) + [self.domain_dimension],
+        )
+        return self._out(flat)
+
+    def convolution_kernel(self, name="convolution_kernel"):
+        """The kernel whose circular convolution this operator is (the
+        inverse DFT of the spectrum), in the operator's dtype."""
+        return self._out(self._fft(self._spectrum_complex(), inverse=True))
+
+    def _inverse_operator(self) -> LinearOperator:
+        return type(self)(
+            math_ops.reciprocal(self._spectrum),
+            input_output_dtype=self.dtype,
+            is_non_singular=self.is_non_singular,
+            is_self_adjoint=self.is_self_adjoint,
+            is_positive_definite=self.is_positive_definite,
+        )
+
+    def _adjoint_operator(self) -> LinearOperator:
+        # As TF: the adjoint has the default `input_output_dtype` (complex64).
+        s = self._spectrum
+        return type(self)(
+            math_ops.conj(s) if s.dtype.is_complex else s,
+            is_non_singular=self.is_non_singular,
+            is_self_adjoint=self.is_self_adjoint,
+            is_positive_definite=self.is_positive_definite,
+        )
+
+    def _matmul_operator(self, right) -> LinearOperator | None:
+        if type(right) is not type(self):
+            return None
+        # As TF: the product's `input_output_dtype` is the default (complex64).
+        non_singular = True if self.is_non_singular and right.is_non_singular else None
+        return type(self)(
+            math_ops.multiply(self._spectrum, right.spectrum),
+            is_non_singular=non_singular,
+        )
+
+    def _cholesky_operator(self) -> LinearOperator:
+        # As TF: the Cholesky factor is not circulant; a dense one.
+        return super()._cholesky_operator()
+
+
+class LinearOperatorCirculant(_BaseCirculant):
+    """A (batch of) circulant matrices given by their spectrum `[..., N]`
+    (TF's `tf.linalg.LinearOperatorCirculant`); `input_output_dtype` is the
+    operator's dtype (a real one keeps the real part, for a Hermitian
+    spectrum). `matmul`, `solve` and `determinant` by FFT."""
+
+    _block_depth = 1
+
+    def __init__(
+        self,
+        spectrum,
+        input_output_dtype=dtypes.complex64,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=True,
+        name="LinearOperatorCirculant",
+    ):
+        super().__init__(
+            spectrum,
+            input_output_dtype,
+            is_non_singular,
+            is_self_adjoint,
+            is_positive_definite,
+            is_square,
+            name,
+        )
+
+
+class LinearOperatorCirculant2D(_BaseCirculant):
+    """Block-circulant matrices with circulant blocks, from a spectrum
+    `[..., N0, N1]` (TF's `tf.linalg.LinearOperatorCirculant2D`); 2-D FFTs."""
+
+    _block_depth = 2
+
+    def __init__(
+        self,
+        spectrum,
+        input_output_dtype=dtypes.complex64,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=True,
+        name="LinearOperatorCirculant2D",
+    ):
+        super().__init__(
+            spectrum,
+            input_output_dtype,
+            is_non_singular,
+            is_self_adjoint,
+            is_positive_definite,
+            is_square,
+            name,
+        )
+
+
+class LinearOperatorCirculant3D(_BaseCirculant):
+    """Nested block-circulant matrices from a spectrum `[..., N0, N1, N2]`
+    (TF's `tf.linalg.LinearOperatorCirculant3D`); 3-D FFTs."""
+
+    _block_depth = 3
+
+    def __init__(
+        self,
+        spectrum,
+        input_output_dtype=dtypes.complex64,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=True,
+        name="LinearOperatorCirculant3D",
+    ):
+        super().__init__(
+            spectrum,
+            input_output_dtype,
+            is_non_singular,
+            is_self_adjoint,
+            is_positive_definite,
+            is_square,
+            name,
+        )
+
+
+# -- Toeplitz ------------------------------------------------------------------------
+class LinearOperatorToeplitz(LinearOperator):
+    """A (batch of) Toeplitz matrices given by first column `col` and first
+    row `row` (TF's `tf.linalg.LinearOperatorToeplitz`; `row[0]` is ignored,
+    `col[0]` is the diagonal). `matmul` embeds it in a circulant of size 2N
+    and uses FFTs."""
+
+    def __init__(
+        self,
+        col,
+        row,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=None,
+        name="LinearOperatorToeplitz",
+    ):
+        parameters = dict(
+            col=col,
+            row=row,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        self._col = as_tensor(col)
+        self._row = as_tensor(row, dtype=self._col.dtype, name="row")
+        check_dtype(self._col, "col")
+        if shape_of(self._col)[-1:] != shape_of(self._row)[-1:]:
+            raise ValueError(
+                f"col and row must have the same last dimension; got "
+                f"{list(self._col.shape)} and {list(self._row.shape)}."
+            )
+        super().__init__(
+            self._col.dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+            parameters=parameters,
+        )
+
+    @property
+    def col(self):
+        return self._col
+
+    @property
+    def row(self):
+        return self._row
+
+    def _shape(self):
+        batch = np.broadcast_shapes(shape_of(self._col)[:-1], shape_of(self._row)[:-1])
+        n = shape_of(self._col)[-1]
+        return batch + (n, n)
+
+    def _vec(self):
+        """`concat(reverse(row[1:]), col)`: entry `A[i, j]` is `v[N-1+i-j]`."""
+        batch = self._shape()[:-2]
+        col = _to_vec_batch(self._col, batch)
+        row = _to_vec_batch(self._row, batch)
+        return array_ops.concat(
+            [array_ops.reverse(row[..., 1:], axis=[-1]), col], axis=-1
+        )
+
+    def _to_dense(self):
+        n = self.domain_dimension
+        idx = n - 1 + np.arange(n)[:, None] - np.arange(n)[None, :]
+        return array_ops.gather(self._vec(), idx, axis=-1, batch_dims=0)
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        col, row = self._col, self._row
+        if adjoint:  # the adjoint is Toeplitz too; col[0] stays the diagonal
+            col, row = (
+                math_ops.conj(array_ops.concat([col[..., :1], row[..., 1:]], axis=-1)),
+                math_ops.conj(col),
+            )
+        n = self.domain_dimension
+        batch = self._shape()[:-2]
+        col = _to_vec_batch(col, batch)
+        row = _to_vec_batch(row, batch)
+        # the first column of the 2N circulant that holds this matrix
+        zero = math_ops.multiply(col[..., :1], 0)
+        kernel = array_ops.concat(
+            [col, zero, array_ops.reverse(row[..., 1:], axis=[-1])], axis=-1
+        )
+        complex_dt = dtypes.as_dtype(
+            _COMPLEX_OF.get(np.dtype(self.dtype.as_numpy_dtype).name) or self.dtype.name
+        )
+        spectrum = signal_ops.fft(math_ops.cast(kernel, complex_dt))
+        s = shape_of(x)
+        y = math_ops.cast(x, complex_dt)
+        y = adjoint_matrix(math_ops.conj(y))  # [..., R, N]
+        y = array_ops.pad(y, [[0, 0]] * (len(s) - 1) + [[0, n]])
+        y = signal_ops.ifft(
+            math_ops.multiply(signal_ops.fft(y), array_ops.expand_dims(spectrum, -2))
+        )
+        y = adjoint_matrix(math_ops.conj(y[..., :n]))
+        return math_ops.cast(
+            y if self.dtype.is_complex else math_ops.real(y), self.dtype
+        )
+
+    def _diag_part(self):
+        n = self.domain_dimension
+        d = _to_vec_batch(self._col[..., :1], self._shape()[:-2])
+        return math_ops.multiply(d, creation_ops.ones([n], dtype=self.dtype))
+
+
+# -- Tridiag -------------------------------------------------------------------------
+class LinearOperatorTridiag(LinearOperator):
+    """A (batch of) square tridiagonal matrices given by their diagonals
+    (TF's `tf.linalg.LinearOperatorTridiag`), in TF's 'compact' (`[..., 3,
+    N]`), 'sequence' (a list of three `[..., N]`) or 'matrix' format; `matmul`
+    and `solve` use `tridiagonal_matmul`/`tridiagonal_solve`."""
+
+    def __init__(
+        self,
+        diagonals,
+        diagonals_format="compact",
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=None,
+        name="LinearOperatorTridiag",
+    ):
+        parameters = dict(
+            diagonals=diagonals,
+            diagonals_format=diagonals_format,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        if diagonals_format not in ("compact", "sequence", "matrix"):
+            raise ValueError(
+                f"Diagonals Format must be one of compact, matrix, sequence, got : "
+                f"{diagonals_format}"
+            )
+        if diagonals_format == "sequence":
+            self._diagonals = [as_tensor(d) for d in diagonals]
+            first = self._diagonals[0]
+        else:
+            self._diagonals = as_tensor(diagonals)
+            first = self._diagonals
+        check_dtype(first, "diagonals")
+        self._format = diagonals_format
+        if is_square is False:
+            raise ValueError("A tridiagonal operator is always square.")
+        super().__init__(
+            first.dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=True,
+            name=name,
+            parameters=parameters,
+        )
+
+    @property
+    def diagonals(self):
+        return self._diagonals
+
+    @property
+    def diagonals_format(self) -> str:
+        return self._format
+
+    def _shape(self):
+        if self._format == "sequence":
+            s = np.broadcast_shapes(*(shape_of(d) for d in self._diagonals))
+            return s[:-1] + (s[-1], s[-1])
+        s = shape_of(self._diagonals)
+        if self._format == "compact":
+            return s[:-2] + (s[-1], s[-1])
+        return s
+
+    def _parts(self, adjoint=False):
+        sup, main, sub = linalg_more_ops._tridiagonal_parts(
+            self._diagonals, self._format, "LinearOperatorTridiag"
+        )
+        if not adjoint:
+            return sup, main, sub
+        # the adjoint's superdiagonal is the conjugate subdiagonal, shifted
+        zero = math_ops.multiply(main[..., :1], 0)
+        new_sup = array_ops.concat([math_ops.conj(sub[..., 1:]), zero], axis=-1)
+        new_sub = array_ops.concat([zero, math_ops.conj(sup[..., :-1])], axis=-1)
+        return new_sup, math_ops.conj(main), new_sub
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        sup, main, sub = self._parts(adjoint)
+        return linalg_more_ops._tridiagonal_matmul(sup, main, sub, x)
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
+        sup, main, sub = self._parts(adjoint)
+        return linalg_more_ops._tridiagonal_solve(
+            sup, main, sub, rhs, False, False, False
+        )
+
+    def _to_dense(self):
+        sup, main, sub = self._parts()
+        return math_ops.add(
+            math_ops.add(array_ops.diag(main), _shifted_diag(sup[..., :-1], 1)),
+            _shifted_diag(sub[..., 1:], -1),
+        )
+
+    def _diag_part(self):
+        return self._parts()[1]
+
+    def _trace(self):
+        return math_ops.reduce_sum(self._parts()[1], axis=-1)
+
+
+def _shifted_diag(values, k):
+    """The square matrix with `values` on its `k`-th diagonal (k = +-1)."""
+    n = shape_of(values)[-1] + 1
+    d = array_ops.diag(values)  # [..., n-1, n-1]
+    s = shape_of(d)
+    pad = [[0, 0]] * (len(s) - 2) + ([[0, 1], [1, 0]] if k > 0 else [[1, 0], [0, 1]])
+    out = array_ops.pad(d, pad)
+    assert shape_of(out)[-1] == n  # noqa: S101 - internal invariant
+    return out
+
+
+# -- LowRankUpdate -------------------------------------------------------------------
+class LinearOperatorLowRankUpdate(LinearOperator):
+    """`A = L + U D V^H`: a base operator plus a low-rank update (TF's
+    `tf.linalg.LinearOperatorLowRankUpdate`). `solve` by the Woodbury
+    identity and `log_abs_determinant` by the matrix determinant lemma, both
+    through the small `r x r` capacitance matrix `D^-1 + V^H L^-1 U`."""
+
+    def __init__(
+        self,
+        base_operator,
+        u,
+        diag_update=None,
+        v=None,
+        is_diag_update_positive=None,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=None,
+        name="LinearOperatorLowRankUpdate",
+    ):
+        parameters = dict(
+            base_operator=base_operator,
+            u=u,
+            diag_update=diag_update,
+            v=v,
+            is_diag_update_positive=is_diag_update_positive,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        dtype = base_operator.dtype
+        self._u = as_tensor(u, dtype=dtype, name="u")
+        self._v = self._u if v is None else as_tensor(v, dtype=dtype, name="v")
+        self._use_v = v is not None
+        self._diag_update = (
+            None
+            if diag_update is None
+            else as_tensor(diag_update, dtype=dtype, name="diag_update")
+        )
+        if (
+            v is None
+            and base_operator.is_self_adjoint
+            and (diag_update is None or not self._u.dtype.is_complex)
+        ):
+            if is_self_adjoint is False:
+                raise ValueError(
+                    "A = L + UDU^H, with L self-adjoint and D real diagonal. Since "
+                    "UDU^H is self-adjoint, this must be a self-adjoint operator."
+                )
+            is_self_adjoint = True
+        if (
+            v is None
+            and base_operator.is_positive_definite
+            and (diag_update is None or is_diag_update_positive)
+        ):
+            if is_positive_definite is False:
+                raise ValueError(
+                    "A = L + UDU^H with L positive definite and D positive: A is "
+                    "positive definite."
+                )
+            is_positive_definite = True
+        self._base = base_operator
+        self._is_diag_update_positive = is_diag_update_positive
+        r = shape_of(self._u)[-1]
+        self._diag_operator = (
+            LinearOperatorIdentity(r, dtype=dtype)
+            if self._diag_update is None
+            else LinearOperatorDiag(
+                self._diag_update,
+                is_positive_definite=is_diag_update_positive,
+                is_non_singular=True if is_diag_update_positive else None,
+            )
+        )
+        super().__init__(
+            dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+            parameters=parameters,
+        )
+
+    @property
+    def base_operator(self):
+        return self._base
+
+    @property
+    def u(self):
+        return self._u
+
+    @property
+    def v(self):
+        return self._v
+
+    @property
+    def diag_update(self):
+        return self._diag_update
+
+    @property
+    def diag_operator(self):
+        return self._diag_operator
+
+    @property
+    def is_diag_update_positive(self):
+        return self._is_diag_update_positive
+
+    def _shape(self):
+        batch = np.broadcast_shapes(
+            self._base._shape()[:-2],
+            shape_of(self._u)[:-2],
+            shape_of(self._v)[:-2],
+            self._diag_operator._shape()[:-2],
+        )
+        return batch + self._base._shape()[-2:]
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        u, v = (self._v, self._u) if adjoint else (self._u, self._v)
+        lx = self._base.matmul(x, adjoint=adjoint)
+        vh_x = math_ops.matmul(v, x, adjoint_a=True)
+        d_vh_x = self._diag_operator.matmul(vh_x, adjoint=adjoint)
+        return math_ops.add(lx, math_ops.matmul(u, d_vh_x))
+
+    def _capacitance(self, adjoint=False):
+        """`D^-1 + V^H L^-1 U` (for the adjoint: `D^-H + U^H L^-H V`)."""
+        u, v = (self._v, self._u) if adjoint else (self._u, self._v)
+        linv_u = self._base.solve(u, adjoint=adjoint)
+        vh_linv_u = math_ops.matmul(v, linv_u, adjoint_a=True)
+        d_inv = self._diag_operator.inverse()
+        if adjoint:
+            d_inv = d_inv.adjoint()
+        return d_inv.add_to_tensor(vh_linv_u)
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
+        u, v = (self._v, self._u) if adjoint else (self._u, self._v)
+        linv_rhs = self._base.solve(rhs, adjoint=adjoint)
+        vh_linv_rhs = math_ops.matmul(v, linv_rhs, adjoint_a=True)
+        cap, vh_linv_rhs = broadcast_batch(self._capacitance(adjoint), vh_linv_rhs)
+        c_inv = linalg_ops.solve(cap, vh_linv_rhs)
+        correction = self._base.solve(math_ops.matmul(u, c_inv), adjoint=adjoint)
+        return math_ops.subtract(linv_rhs, correction)
+
+    def _log_abs_determinant(self):
+        cap = self._capacitance()
+        out = math_ops.add(self._base.log_abs_determinant(), linalg_ops.slogdet(cap)[1])
+        out = math_ops.add(out, self._diag_operator.log_abs_determinant())
+        return out
+
+    def _determinant(self):
+        cap = self._capacitance()
+        return math_ops.multiply(
+            math_ops.multiply(self._base.determinant(), linalg_ops.det(cap)),
+            self._diag_operator.determinant(),
+        )
+
+    def _to_dense(self):
+        ud = self._diag_operator.matmul(self._v, adjoint_arg=True)
+        return math_ops.add(self._base.to_dense(), math_ops.matmul(self._u, ud))
+
+
+# -- Householder ---------------------------------------------------------------------
+class LinearOperatorHouseholder(LinearOperator):
+    """The reflection `I - 2 v v^H / (v^H v)` across the hyperplane
+    orthogonal to `reflection_axis` (TF's
+    `tf.linalg.LinearOperatorHouseholder`): self-adjoint, its own inverse,
+    determinant -1."""
+
+    def __init__(
+        self,
+        reflection_axis,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=None,
+        name="LinearOperatorHouseholder",
+    ):
+        parameters = dict(
+            reflection_axis=reflection_axis,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        self._axis = as_tensor(reflection_axis)
+        check_dtype(self._axis, "reflection_axis")
+        if len(self._axis.shape) < 1:
+            raise ValueError(
+                "Argument reflection_axis must have at least 1 dimension.  Found: "
+                f"{self._axis}"
+            )
+        if is_self_adjoint is False:
+            raise ValueError("A Householder operator is always self adjoint.")
+        if is_positive_definite is True:
+            raise ValueError("A Householder operator is always non-positive definite.")
+        if is_square is False:
+            raise ValueError("A Householder operator is always square.")
+        super().__init__(
+            self._axis.dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=True,
+            is_positive_definite=False,
+            is_square=True,
+            name=name,
+            parameters=parameters,
+        )
+
+    @property
+    def reflection_axis(self):
+        return self._axis
+
+    def _shape(self):
+        s = shape_of(self._axis)
+        return s + s[-1:]
+
+    def _unit(self):
+        v = self._axis
+        norm2 = math_ops.reduce_sum(
+            math_ops.real(math_ops.multiply(math_ops.conj(v), v)),
+            axis=-1,
+            keepdims=True,
+        )
+        return math_ops.divide(v, math_ops.cast(math_ops.sqrt(norm2), self.dtype))
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        u = array_ops.expand_dims(self._unit(), -1)
+        proj = math_ops.matmul(u, math_ops.matmul(u, x, adjoint_a=True))
+        return math_ops.subtract(x, math_ops.multiply(proj, 2))
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        return self._matmul(rhs, adjoint_arg=adjoint_arg)
+
+    def _to_dense(self):
+        u = array_ops.expand_dims(self._unit(), -1)
+        n = self.domain_dimension
+        eye = creation_ops.eye(n, dtype=self.dtype)
+        return math_ops.subtract(
+            eye, math_ops.multiply(math_ops.matmul(u, u, adjoint_b=True), 2)
+        )
+
+    def _batch_fill(self, value):
+        return math_ops.cast(
+            array_ops.fill(list(self._shape()[:-2]), value), self.dtype
+        )
+
+    def _determinant(self):
+        return self._batch_fill(-1.0)
+
+    def _log_abs_determinant(self):
+        return self._batch_fill(0.0)
+
+    def _trace(self):
+        return self._batch_fill(float(self.domain_dimension - 2))
+
+    def _diag_part(self):
+        u = self._unit()
+        return math_ops.subtract(
+            math_ops.cast(1.0, self.dtype),
+            math_ops.multiply(math_ops.multiply(math_ops.conj(u), u), 2),
+        )
+
+    def _eigvals(self):
+        n = self.domain_dimension
+        ones = creation_ops.ones(list(self._shape()[:-2]) + [n - 1], dtype=self.dtype)
+        minus = math_ops.negative(
+            creation_ops.ones(list(self._shape()[:-2]) + [1], dtype=self.dtype)
+        )
+        return array_ops.concat([minus, ones], axis=-1)
+
+    def _cond(self):
+        return self._batch_fill(1.0)
+
+    def _inverse_operator(self) -> LinearOperator:
+        return self
+
+
+# -- Permutation ---------------------------------------------------------------------
+class LinearOperatorPermutation(LinearOperator):
+    """The (batch of) permutation matrices with `P[i, perm[i]] = 1` (TF's
+    `tf.linalg.LinearOperatorPermutation`): `matmul` gathers rows, `solve`
+    scatters them back (a permutation's inverse is its transpose)."""
+
+    def __init__(
+        self,
+        perm,
+        dtype=dtypes.float32,
+        is_non_singular=None,
+        is_self_adjoint=None,
+        is_positive_definite=None,
+        is_square=None,
+        name="LinearOperatorPermutation",
+    ):
+        parameters = dict(
+            perm=perm,
+            dtype=dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=is_square,
+            name=name,
+        )
+        self._perm = as_tensor(perm)
+        if not self._perm.dtype.is_integer:
+            raise TypeError(
+                f"Argument perm must have integer dtype. Found: {self._perm.dtype}"
+            )
+        if len(self._perm.shape) < 1:
+            raise ValueError(
+                f"Argument perm must have at least 1 dimension.  Found: {self._perm}"
+            )
+        if is_non_singular is False:
+            raise ValueError(
+                "A Permutation operator is always non-singular. Expected argument "
+                f"`is_non_singular` to be True. Received: {is_non_singular}."
+            )
+        if is_square is False:
+            raise ValueError(
+                "A Permutation operator is always square. Expected argument "
+                f"`is_square` to be True. Received: {is_square}."
+            )
+        super().__init__(
+            dtype,
+            is_non_singular=is_non_singular,
+            is_self_adjoint=is_self_adjoint,
+            is_positive_definite=is_positive_definite,
+            is_square=True,
+            name=name,
+            parameters=parameters,
+        )
+
+    @property
+    def perm(self):
+        return self._perm
+
+    def _shape(self):
+        s = shape_of(self._perm)
+        return s + s[-1:]
+
+    def _to_dense(self):
+        return array_ops.one_hot(self._perm, self.domain_dimension, dtype=self.dtype)
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = adjoint_matrix(x) if adjoint_arg else x
+        return math_ops.matmul(self._to_dense(), x, adjoint_a=adjoint)
+
+    def _solve(self, rhs, adjoint=False, adjoint_arg=False):
+        return self._matmul(rhs, adjoint=not adjoint, adjoint_arg=adjoint_arg)
+
+    def _determinant(self):
+        # the sign of the permutation: the determinant of its 0/1 matrix
+        return linalg_ops.det(self._to_dense())
+
+    def _log_abs_determinant(self):
+        return creation_ops.zeros(list(self._shape()[:-2]), dtype=self.dtype)
+
+    def _diag_part(self):
+        n = self.domain_dimension
+        hit = nondiff.equal(self._perm, math_ops.cast(np.arange(n), self._perm.dtype))
+        return math_ops.cast(hit, self.dtype)
+
+    def _trace(self):
+        return math_ops.reduce_sum(self._diag_part(), axis=-1)
+
+    def _cond(self):
+        return creation_ops.ones(list(self._shape()[:-2]), dtype=self.dtype)
