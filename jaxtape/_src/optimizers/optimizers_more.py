@@ -24,6 +24,7 @@ import optax
 from jaxtape._src.core import context
 from jaxtape._src.optimizers import optimizers as _base
 from jaxtape._src.optimizers.optimizers import OPTIMIZERS, Optimizer
+from jaxtape._src.state.scope import creating_state
 
 
 # -- Muon -------------------------------------------------------------------------
@@ -290,7 +291,9 @@ class ScheduleFreeAdamW(Optimizer):
     def build(self, var_list) -> None:
         new = [v for v in var_list if id(v) not in self._slots]
         super().build(var_list)
-        with context.paused_tapes():
+        # concrete, also while `jaxtape.function` traces (its retrace, which
+        # runs with the slots built, must not find z at zeros)
+        with context.paused_tapes(), creating_state():
             for var in new:
                 self._slots[id(var)][2][0].assign(var.read_value())
 

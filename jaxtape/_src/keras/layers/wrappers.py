@@ -11,6 +11,7 @@ JAX code on TF); everything else follows Keras's `keras/src/utils/jax_layer.py`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -368,10 +369,17 @@ class _JaxCall:
         return tuple(jax.tree.leaves(self.call(leaves)))
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(call):
+    """`call.run` compiled: one XLA program per call, not one per JAX op
+    (equal calls share it)."""
+    return jax.jit(call.run)
+
+
 @op("JaxLayer", inputs="values", defer=False)
 def _jax_call(values, call):
     """One call of a JaxLayer's pure JAX function on its flattened arguments."""
-    return call.run(values)
+    return _compiled(call)(tuple(values))
 
 
 def _check_signature(fn, fn_name, allowed, required) -> tuple:
@@ -506,22 +514,25 @@ class JaxLayer(Layer):
 
     def _initialize_weights(self, input_shape):
         def ones(shape):
-            return jnp.ones([1 if d is None else int(d) for d in shape])
+            return jnp.ones([1 if d is None else int(d) for d in shape], "float32")
 
         if _is_shape(input_shape):
             init_inputs = ones(input_shape)
         else:
             init_inputs = jax.tree.map(ones, input_shape, is_leaf=_is_shape)
+        names = self.init_fn_arguments
+        init_fn = self.init_fn
+
+        def init(arrays):  # (compiled: one XLA program, not one per JAX op)
+            return init_fn(*[arrays.get(n, True) for n in names])  # pyright: ignore[reportOptionalCall]
+
         with creating_state():
-            args = []
-            for name in self.init_fn_arguments:
-                if name == "rng":
-                    args.append(self._init_rng())
-                elif name == "inputs":
-                    args.append(init_inputs)
-                else:
-                    args.append(True)
-            result = self.init_fn(*args)  # pyright: ignore[reportOptionalCall]
+            arrays = {}
+            if "rng" in names:
+                arrays["rng"] = self._init_rng()
+            if "inputs" in names:
+                arrays["inputs"] = init_inputs
+            result = jax.jit(init)(arrays)
         params, state = result if self.call_fn_has_state else (result, None)
         self._set_variables(params, state)
 
