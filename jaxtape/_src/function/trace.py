@@ -22,13 +22,14 @@ import numpy as np
 from jax._src.interpreters import ad
 
 from jaxtape._src.core import checks, context, errors
-from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
+from jaxtape._src.core.dispatch import OpInfo, dispatch_raw, to_value
 from jaxtape._src.core.tensor import (
     Tensor,
     in_key_order,
     key_order,
     tree_flatten,
 )
+from jaxtape._src.function import connectivity
 from jaxtape._src.function import probe as _probe
 from jaxtape._src.function import shared_state, specialize
 from jaxtape._src.function.concrete import OUT_ARRAY as _ARRAY
@@ -119,6 +120,10 @@ class _Trace:
         # The program without its checks, for JAX to differentiate (`_unchecked`;
         # False once it could not be made: the checked program is used).
         self._for_autodiff: Callable[..., Any] | bool | None = None
+        # Which inputs (kept Variables, then leaves) reach an output through a
+        # differentiable path (`_connected_inputs`; None: not computed yet).
+        self._connected: list[bool] | None = None
+        self._layout = ([], 0)  # the jaxpr's kept Variables, its error outputs
 
     def _pure(self, var_vals, leaf_vals):
         lifted = [r() for r in self.lifted]
@@ -258,6 +263,7 @@ class _Trace:
         def error(*args):
             return run(args)[:n_error]
 
+        self._layout = (keep, n_error)
         position = {i: k for k, i in enumerate(keep)}
         self.written = [position[i] for i in self.written]
         self.lifted = [self.lifted[i] for i in keep]
@@ -361,19 +367,43 @@ class _Trace:
                 self._unchecked([x._value if type(x) is Tensor else x for x in objs])
                 or False
             )
+        if self._connected is None:
+            self._connected = self._connected_inputs()
+        # An input with no differentiable path to an output goes in unrecorded:
+        # its gradient is None, as TF's function-call gradient gives it.
+        n_vars = len(self.lifted)
         reads = []
-        for r, (shape, dtype) in zip(self.lifted, self.avals):
+        for r, (shape, dtype), connected in zip(
+            self.lifted, self.avals, self._connected
+        ):
             var = r()
-            reads.append(
-                var.read_value() if var is not None else _placeholder(shape, dtype)
-            )
+            if var is None:
+                reads.append(_placeholder(shape, dtype))
+            else:
+                reads.append(var.read_value() if connected else var._value)
         call = _CompiledCall(self)
         info = OpInfo(call, f"function:{call.__name__}", False, True)
-        args = [x if type(x) is Tensor else Tensor(jax.numpy.asarray(x)) for x in objs]
+        args = [
+            x if type(x) is Tensor and connected else Tensor(to_value(x))
+            for x, connected in zip(objs, self._connected[n_vars:])
+        ]
         out = dispatch_raw(info, [*reads, *args], ())
         out = list(out) if isinstance(out, tuple) else [out]
-        failed = out.pop()._value if self.has_checks else None
+        failed = to_value(out.pop()) if self.has_checks else None
         return out[: self.n_values], out[self.n_values :], failed
+
+    def _connected_inputs(self) -> list[bool]:
+        """For each input of the program (kept Variables, then leaves): whether
+        a differentiable path joins it to a value output (`connectivity`)."""
+        keep, n_error = self._layout
+        if self.closed is None:
+            return [True] * (len(keep) + len(self.leaf_avals))
+        jaxpr = self.closed.jaxpr
+        n_outs = len(jaxpr.outvars)
+        used = [n_error <= i < n_error + self.n_values for i in range(n_outs)]
+        reach = connectivity.differentiable_inputs(jaxpr, used)
+        n_all = len(reach) - len(self.leaf_avals)
+        return [reach[i] for i in keep] + reach[n_all:]
 
     def _unchecked(self, leaves):
         """This program without its run-time checks, as JAX differentiates it

@@ -29,6 +29,26 @@ def _tangent(t, shape, dtype):
 
 
 @jax.custom_jvp
+def _sign(x):
+    return jnp.sign(x)
+
+
+@_sign.defjvp
+def _sign_jvp(primals, tangents):
+    # TF's Sign has a gradient, zero: a zero the tangent still reaches, so that
+    # an input joined to an output only through `sign` counts as connected.
+    return jnp.sign(primals[0]), jnp.where(
+        True, jnp.zeros_like(tangents[0]), tangents[0]
+    )
+
+
+def sign(x):
+    """`jnp.sign` whose derivative is a connected zero (TF's), not JAX's
+    symbolic zero, which marks the input unconnected."""
+    return _sign(x) if _inexact(x) else jnp.sign(x)
+
+
+@jax.custom_jvp
 def _maximum(x, y):
     return jnp.maximum(x, y)
 

@@ -608,6 +608,8 @@ def abs(x, name: str | None = None):  # noqa: A001 - TF's public name
 def sign(x, name: str | None = None):
     """Returns -1, 0 or 1 element-wise; its gradient is zero, as in TF."""
     _check("Sign", K_SIGNED, x)
+    if isinstance(x, jax.core.Tracer):  # traced: a zero gradient, connected
+        return kinks.sign(x)
     try:
         return fast_lax.sign(x)
     except TypeError:
