@@ -283,11 +283,6 @@ class RaggedTensor:
         return self.flat_values.dtype
 
     @property
-    def row_splits_dtype(self):
-        """int64 or int32, the dtype of `row_splits`."""
-        return self._row_splits.dtype
-
-    @property
     def shape(self) -> TensorShape:
         """`[nrows, None, ..., *inner]`: ragged dimensions are None."""
         dims: list = [_nrows(self)]
@@ -426,7 +421,17 @@ class RaggedTensor:
                 flat, [-1] + list(flat.shape[inner - self.ragged_rank + 1 :])
             )
             return merged
-        return self.with_values(self._values.merge_dims(outer - 1, inner - 1))
+        if outer > 1:
+            return self.with_values(self._values.merge_dims(outer - 1, inner - 1))
+        splits, vals = self._row_splits, self._values
+        for _ in range(inner - outer):
+            if isinstance(vals, RaggedTensor):
+                splits, vals = array_ops.gather(vals._row_splits, splits), vals._values
+            else:  # a uniform dimension of the flat values
+                d: Any = vals.shape[1]
+                splits = math_ops.multiply(splits, np.asarray(d, splits._value.dtype))
+                vals = array_ops.reshape(vals, [-1] + list(vals.shape[2:]))
+        return RaggedTensor(vals, splits, internal=True)
 
     # -- conversions -------------------------------------------------------------
     def to_tensor(self, default_value=None, name=None, shape=None) -> Tensor:
@@ -638,7 +643,7 @@ class RaggedTensorSpec:
     def from_value(cls, value) -> RaggedTensorSpec:
         if isinstance(value, RaggedTensor):
             return cls(
-                value.shape, value.dtype, value.ragged_rank, value.row_splits_dtype
+                value.shape, value.dtype, value.ragged_rank, value.row_splits.dtype
             )
         t = convert_to_tensor(value)
         return cls(t.shape, t.dtype, 0)
@@ -769,14 +774,14 @@ def _check_equal_splits(xp, a, b):
 
 
 # -- ops on row splits -----------------------------------------------------------
-@op("RaggedValueRowIds", differentiable=False)
+@op("RaggedValueRowIds", inputs=("row_splits",), differentiable=False, jit=True)
 def _value_rowids(row_splits, nvals):
     dt = row_splits.dtype
     pos = jnp.arange(nvals, dtype=dt)
     return (jnp.searchsorted(row_splits, pos, side="right") - 1).astype(dt)
 
 
-@op("RaggedRowLengthsToSplits", differentiable=False)
+@op("RaggedRowLengthsToSplits", differentiable=False, jit=True)
 def _lengths_to_splits(row_lengths):
     zero = jnp.zeros([1], row_lengths.dtype)
     return jnp.concatenate([zero, jnp.cumsum(row_lengths, dtype=row_lengths.dtype)])

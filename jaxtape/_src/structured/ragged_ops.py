@@ -26,6 +26,7 @@ from jaxtape._src.structured.ragged import (
     RaggedTensor,
     _check_same_splits,
     _dim0,
+    _is_traced,
     _lengths_to_splits,
     _nrows,
     _nvals,
@@ -46,7 +47,7 @@ def _ragged(values, splits, uniform=None) -> RaggedTensor:
 
 
 def _host_lengths(rt: RaggedTensor, who: str) -> np.ndarray:
-    s = host_array(rt.row_splits, who, "the row lengths")
+    s = host_array(rt.row_splits, who, "the longest row")
     return np.diff(s)
 
 
@@ -225,7 +226,7 @@ def from_tensor(tensor, lengths, padding, ragged_rank, row_splits_dtype):
     return _ragged(values, splits)
 
 
-@op("RaggedTensorToTensor", inputs=("values", "row_splits", "default_value"))
+@op("RaggedTensorToTensor", inputs=("values", "row_splits", "default_value"), jit=True)
 def _to_dense(values, row_splits, default_value, shape):
     n = values.shape[0]
     pos = jnp.arange(n, dtype=row_splits.dtype)
@@ -265,7 +266,7 @@ def to_tensor(rt: RaggedTensor, default_value=None, shape=None) -> Tensor:
     if width is None:
         width = rt._uniform
     if width is None:
-        lens = _host_lengths(rt, "to_tensor")
+        lens = _host_lengths(rt, "to_tensor without a full `shape`")
         width = int(lens.max()) if lens.size else 0
     inner = [w if w is not None else d for w, d in zip(want[2:], vals.shape[1:])]
     return _to_dense(vals, rt.row_splits, default, (nrows, width, *inner))
@@ -395,12 +396,10 @@ def _highest(dt):
     return np.finfo(dt).max if dt.kind in "fc" else np.iinfo(dt).max
 
 
-@op("RaggedSegmentReduce", inputs=("data", "segment_ids"))
+@op("RaggedSegmentReduce", inputs=("data", "segment_ids"), jit=True)
 def _segment_reduce(data, segment_ids, num_segments, kind):
     if kind == "sum":
         return jax.ops.segment_sum(data, segment_ids, num_segments)
-    if kind == "prod":
-        return jax.ops.segment_prod(data, segment_ids, num_segments)
     fn = jax.ops.segment_max if kind == "max" else jax.ops.segment_min
     out = fn(data, segment_ids, num_segments)
     ones = jnp.ones(segment_ids.shape, jnp.int32)
@@ -410,7 +409,16 @@ def _segment_reduce(data, segment_ids, num_segments, kind):
     return jnp.where(count > 0, out, jnp.asarray(fill, data.dtype))
 
 
-@op("RaggedColumnIds", differentiable=False)
+@op("RaggedSegmentProd", inputs=("data", "segment_ids", "positions"), jit=True)
+def _segment_prod(data, segment_ids, positions, num_segments, width):
+    """Per-segment products: the values laid out densely (`[num_segments,
+    width]`, padded with 1) and multiplied along the rows, so that JAX's
+    product gradient applies (`jax.ops.segment_prod` has none)."""
+    dense = jnp.ones((num_segments, width) + data.shape[1:], data.dtype)
+    return dense.at[segment_ids, positions].set(data, mode="drop").prod(axis=1)
+
+
+@op("RaggedColumnIds", inputs=("row_splits",), differentiable=False, jit=True)
 def _column_ids(row_splits, nvals):
     pos = jnp.arange(nvals, dtype=row_splits.dtype)
     rows = jnp.searchsorted(row_splits, pos, side="right") - 1
@@ -462,16 +470,23 @@ def _reduce_axis(kind: str, x, axis: int, keepdims: bool):
             "supported by jaxtape (only axis 0 or 1 of ragged_rank 1, or deeper axes)."
         )
     vals = x.values
+    rows, cols = x.value_rowids(), _column_ids(x.row_splits, _nvals(vals))
     if axis == 1:
-        ids, num = x.value_rowids(), _nrows(x)
+        ids, pos, num, width = rows, cols, _nrows(x), None
     else:
-        ids = _column_ids(x.row_splits, _nvals(vals))
-        if x._uniform is not None:
-            num = x._uniform
+        ids, pos, num, width = cols, rows, None, _nrows(x)
+    longest = x._uniform
+    if longest is None and (num is None or kind == "prod"):
+        if _is_traced(x) and kind == "prod" and axis == 1:
+            longest = _nvals(vals)  # (a bound: the longest row is unknown)
         else:
-            lens = _host_lengths(x, f"reduce_{kind}(axis=0)")
-            num = int(lens.max()) if lens.size else 0
-    out = _segment_reduce(vals, ids, num, kind)
+            lens = _host_lengths(x, f"reduce_{kind}(axis={axis})")
+            longest = int(lens.max()) if lens.size else 0
+    num = longest if num is None else num
+    if kind == "prod":
+        out = _segment_prod(vals, ids, pos, num, longest if width is None else width)
+    else:
+        out = _segment_reduce(vals, ids, num, kind)
     return array_ops.expand_dims(out, axis) if keepdims else out
 
 
@@ -541,10 +556,7 @@ def map_flat_values(op, *args, **kwargs):
             return x.flat_values
         return x
 
-    def is_leaf(x):
-        return isinstance(x, RaggedTensor)
-
-    args, kwargs = jax.tree.map(flat, (args, kwargs), is_leaf=is_leaf)
+    args, kwargs = _map_nested(flat, (args, kwargs))
     if not found:
         return op(*args, **kwargs)
     for other in found[1:]:
@@ -558,6 +570,15 @@ def map_flat_values(op, *args, **kwargs):
             f"{getattr(out, 'shape', None)}."
         )
     return found[0].with_flat_values(out)
+
+
+def _map_nested(fn, x):
+    """`fn` on each item of nested lists, tuples and dicts (TF's `nest.map`)."""
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+        return type(x)(_map_nested(fn, v) for v in x)
+    if isinstance(x, dict):
+        return {k: _map_nested(fn, v) for k, v in x.items()}
+    return fn(x)
 
 
 # -- ranges and segment ids -----------------------------------------------------------
@@ -618,7 +639,7 @@ def row_splits_to_segment_ids(splits, name=None, out_type=None) -> Tensor:
     return out
 
 
-@op("SegmentIdsToRowSplits", differentiable=False)
+@op("SegmentIdsToRowSplits", inputs=("segment_ids",), differentiable=False, jit=True)
 def _ids_to_splits(segment_ids, num_segments, out_type):
     counts = jnp.bincount(segment_ids, length=num_segments).astype(out_type)
     return jnp.concatenate(
@@ -682,7 +703,8 @@ def stack(values, axis=0, name=None):
             return array_ops.stack(items, axis=axis)
         if rank == 1:
             lens = [_dim0(v) for v in items]
-            splits = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+            # (TF's row splits here are int32, unlike everywhere else.)
+            splits = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
             return _ragged(
                 array_ops.concat(list(map(convert_to_tensor, items)), 0), splits
             )
@@ -714,17 +736,18 @@ def stack(values, axis=0, name=None):
             )
         perm = (np.arange(k)[None, :] * n + np.arange(n)[:, None]).reshape(-1)
         rows = gather_rows(_concat_rows(rts), perm)
-        return _ragged(rows, np.arange(n + 1, dtype=dt) * k, k)
+        return _ragged(rows, np.arange(n + 1, dtype=dt) * k)
     raise NotImplementedError(
         f"ragged.stack(axis={axis}) is not supported by jaxtape (axis 0 or 1)."
     )
 
 
-@op("StackDynamicPartitions", differentiable=False)
+@op("StackDynamicPartitions", inputs=("partitions",), differentiable=False, jit=True)
 def _partition_order(partitions, num_partitions):
+    dt = partitions.dtype
     order = jnp.argsort(partitions, stable=True)
-    counts = jnp.bincount(partitions, length=num_partitions).astype(jnp.int64)
-    splits = jnp.concatenate([jnp.zeros([1], jnp.int64), jnp.cumsum(counts)])
+    counts = jnp.bincount(partitions, length=num_partitions).astype(dt)
+    splits = jnp.concatenate([jnp.zeros([1], dt), jnp.cumsum(counts, dtype=dt)])
     return order, splits
 
 
@@ -756,6 +779,10 @@ def stack_dynamic_partitions(data, partitions, num_partitions, name=None):
         raise NotImplementedError(
             "stack_dynamic_partitions: partitions must be rank 1."
         )
+    if isinstance(data, RaggedTensor):  # (TF: the data's row splits dtype)
+        part = math_ops.cast(part, data.row_splits.dtype)
+    elif np.dtype(part._value.dtype) not in (np.int32, np.int64):
+        part = math_ops.cast(part, np.int64)
     checks.run(_check_partitions, [part._value], (num,))
     order, splits = _partition_order(part, num)
     if isinstance(data, RaggedTensor):
