@@ -19,9 +19,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
-from jaxtape._src.core import context
+from jaxtape._src.core import context, registry
 from jaxtape._src.optimizers import optimizers as _base
 from jaxtape._src.optimizers.optimizers import OPTIMIZERS, Optimizer
 from jaxtape._src.state.scope import creating_state
@@ -365,7 +366,7 @@ class OptimizerMap(MutableMapping):
             )
         if type(optimizer).__name__ == "LossScaleOptimizer":
             raise ValueError("optimizer cannot be LossScaleOptimizer.")
-        if type(optimizer).__name__ == "MultiOptimizer":
+        if isinstance(optimizer, MultiOptimizer):
             raise ValueError("optimizer cannot be MultiOptimizer.")
         self._optimizer_map[key] = optimizer
 
@@ -397,6 +398,171 @@ class OptimizerMap(MutableMapping):
             for k, v in config["optimizer_map"].items()
         }
         return cls(default, mapping)
+
+
+# -- MultiOptimizer -----------------------------------------------------------------
+class MultiOptimizer(Optimizer):
+    """Keras 3's `MultiOptimizer`: each variable is updated by the optimizer
+    that `optimizer_map` (an `OptimizerMap`, or a callable `variable ->
+    optimizer`) gives it, each sub-optimizer with its own state, step counter
+    and learning rate. `loss_scale_factor` is passed on to the sub-optimizers
+    (each divides its gradients by it); the MultiOptimizer's `iterations`
+    counts its own updates. Its `variables` are its own step counter and
+    (unused) learning rate, then each sub-optimizer's, as Keras.
+    """
+
+    def __init__(self, optimizer_map, loss_scale_factor=None, name=None):
+        self._inner: list = []
+        super().__init__(
+            learning_rate=0.0, loss_scale_factor=loss_scale_factor, name=name
+        )
+        self._optimizer_map = optimizer_map
+        self._var_to_index: dict = {}
+        values = getattr(optimizer_map, "values", None)
+        for opt in list(values()) if values is not None else []:
+            self._adopt(opt)
+        default = getattr(optimizer_map, "default_optimizer", None)
+        if default is not None:
+            self._adopt(default)
+
+    def _adopt(self, opt) -> int:
+        if not any(opt is o for o in self._inner):
+            opt.loss_scale_factor = self.loss_scale_factor
+            self._inner.append(opt)
+        return next(i for i, o in enumerate(self._inner) if o is opt)
+
+    @property
+    def optimizers(self) -> list:
+        return self._inner
+
+    @property
+    def loss_scale_factor(self):
+        return self.__dict__.get("_loss_scale_factor")
+
+    @loss_scale_factor.setter
+    def loss_scale_factor(self, value):
+        self.__dict__["_loss_scale_factor"] = value
+        for opt in self.__dict__.get("_inner", ()):
+            opt.loss_scale_factor = value
+
+    @property
+    def learning_rate(self):
+        raise AttributeError(
+            "Learning rate cannot be accessed on a MultiOptimizer. Access the "
+            "learning rate on the individual sub-optimizers instead."
+        )
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        raise AttributeError(
+            "Learning rate cannot be set on a MultiOptimizer. Set the learning "
+            "rate on the individual sub-optimizers instead."
+        )
+
+    lr = learning_rate
+
+    @property
+    def variables(self) -> list:
+        out = [self._iterations, self._learning_rate]
+        for opt in self._inner:
+            out += opt.variables
+        return out
+
+    def build(self, var_list) -> None:
+        """Routes each variable to its optimizer and builds them (once, as
+        Keras: a MultiOptimizer serves one list of variables)."""
+        if self._built:
+            return
+        groups: dict = {}
+        for var in var_list:
+            opt = self._optimizer_map(var)
+            if not isinstance(opt, Optimizer):
+                raise ValueError(
+                    f"Optimizer for variable {var} is not an Optimizer instance."
+                )
+            if type(opt).__name__ == "LossScaleOptimizer":
+                raise ValueError(
+                    "LossScaleOptimizer cannot be used inside an MultiOptimizer."
+                )
+            if isinstance(opt, MultiOptimizer):
+                raise ValueError(
+                    "MultiOptimizer cannot be used inside an MultiOptimizer."
+                )
+            index = self._adopt(opt)
+            self._var_to_index[id(var)] = index
+            groups.setdefault(index, []).append(var)
+        for index, variables in groups.items():
+            self._inner[index].build(variables)
+        self._built = True
+
+    def _apply(self, kept) -> None:
+        variables = [v for _, v in kept]
+        if not self._built:
+            self.build(variables)
+        if any(id(v) not in self._var_to_index for v in variables):
+            raise ValueError(
+                "Gradients must match trainable variables one-to-one. Received "
+                f"{len(variables)} gradients and {len(self._var_to_index)} "
+                "variables."
+            )
+        groups: dict = {}
+        for pair in kept:
+            groups.setdefault(self._var_to_index[id(pair[1])], []).append(pair)
+        for index, opt in enumerate(self._inner):
+            if index in groups:
+                opt._apply(groups[index])
+        self._iterations.assign_add(np.int64(1))
+
+    def finalize_variable_values(self, var_list) -> None:
+        groups: dict = {}
+        for var in var_list:
+            groups.setdefault(self._var_to_index[id(var)], []).append(var)
+        for index, variables in groups.items():
+            self._inner[index].finalize_variable_values(variables)
+
+    def get_config(self) -> dict:
+        mapping = self._optimizer_map
+        if isinstance(mapping, OptimizerMap):
+            entry = {
+                "module": "keras.optimizers",
+                "class_name": "OptimizerMap",
+                "config": mapping.get_config(),
+                "registered_name": None,
+            }
+        else:  # a function: found again by its registered name, as Keras
+            entry = {
+                "module": "builtins",
+                "class_name": "function",
+                "config": registry.get_registered_name(mapping),
+                "registered_name": "function",
+            }
+        return {
+            "optimizer_map": entry,
+            "loss_scale_factor": self.loss_scale_factor,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_config(cls, cfg, custom_objects=None):
+        cfg = dict(cfg)
+        entry = cfg["optimizer_map"]
+        if isinstance(entry, dict) and entry.get("class_name") == "OptimizerMap":
+            cfg["optimizer_map"] = OptimizerMap.from_config(
+                entry["config"], custom_objects
+            )
+        elif isinstance(entry, dict):
+            found = registry.get_registered_object(entry["config"], custom_objects)
+            if found is None:
+                raise TypeError(
+                    f"Could not locate function '{entry['config']}'. Register it "
+                    "with `keras.saving.register_keras_serializable()` or pass it "
+                    "in `custom_objects`."
+                )
+            cfg["optimizer_map"] = found
+        return cls(**cfg)
+
+
+OPTIMIZERS.add(MultiOptimizer)
 
 
 # -- keras.optimizers.legacy --------------------------------------------------------

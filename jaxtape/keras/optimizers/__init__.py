@@ -23,6 +23,7 @@ from jaxtape._src.optimizers.loss_scale_optimizer import (  # noqa: F401
     LossScaleOptimizer,
 )
 from jaxtape._src.optimizers.optimizers_more import (  # noqa: F401
+    MultiOptimizer,
     Muon,
     OptimizerMap,
     ScheduleFreeAdamW,
