@@ -610,3 +610,29 @@ def test_audio_dataset_errors(tmp_path):
         load(os.fspath(tmp_path), sampling_rate=8000)
     with pytest.raises(ValueError, match="ragged"):
         load(os.fspath(tmp_path), ragged=True, output_sequence_length=3)
+
+
+# -- keras.utils.Config -------------------------------------------------------------
+def test_config_behaves_as_tf_keras(tf):
+    results = []
+    for mod in (tf, jt):
+        config = mod.keras.utils.Config(learning_rate=0.1, layers=2)
+        config.momentum = 0.9
+        config["name"] = "run"
+        seen = [
+            config.learning_rate,
+            config.get("missing", 3),
+            list(config),
+            len(config),
+        ]
+        with pytest.raises(AttributeError) as err:
+            config.learnin_rate  # noqa: B018 - the access raises
+        config.freeze()
+        with pytest.raises(ValueError, match="frozen"):
+            config.layers = 3
+        with pytest.raises(ValueError, match="frozen"):
+            del config["name"]
+        config.unfreeze()
+        config.pop("layers")
+        results.append((seen, str(err.value), config.as_dict(), config.to_json()))
+    assert results[0] == results[1]

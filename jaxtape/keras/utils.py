@@ -45,6 +45,7 @@ from jaxtape._src.keras.keras_utils import (  # noqa: F401
     to_categorical,
     unpack_x_y_sample_weight,
 )
+from jaxtape._src.keras.utils_config import Config  # noqa: F401
 from jaxtape._src.keras.progbar import (  # noqa: F401
     Progbar,
     disable_interactive_logging,

@@ -177,8 +177,10 @@ class ReversibleEmbedding(Embedding):
         return _reverse_logits(inputs, kernel, self.tie_weights, dtype, cap)
 
     def compute_mask(self, inputs, previous_mask=None):
-        """The forward lookup's mask (`mask_zero`); Keras sets it on the
-        result itself and propagates none."""
+        """The forward lookup's mask (`mask_zero`, integer ids), which Keras
+        sets on its result; none for the reverse projection (float inputs)."""
+        if getattr(inputs, "dtype", None) is not None and inputs.dtype.is_integer:
+            return super().compute_mask(inputs, previous_mask)
         return None
 
     def compute_output_shape(self, input_shape, reverse=False):
