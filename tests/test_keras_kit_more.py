@@ -288,6 +288,55 @@ def test_model_from_json_and_save_model(tf, tmp_path):
         jt.keras.models.save_model(ours, os.fspath(tmp_path / "m.txt"))
 
 
+def _clone_summary(model):
+    return (
+        type(model).__name__,
+        model.name,
+        [type(layer).__name__ for layer in model.layers],
+        [tuple(w.shape) for w in model.weights],
+    )
+
+
+def test_clone_model_matches_tf_keras(tf):
+    x = np.random.default_rng(7).normal(size=(2, 4)).astype("f4")
+    results = []
+    for mod in (tf, jt):
+        L = mod.keras.layers
+        inputs = mod.keras.Input((4,), name="x")
+        hidden = L.Dense(3, activation="relu", name="d1")(inputs)
+        functional = mod.keras.Model(inputs, L.Dense(2, name="d2")(hidden), name="fm")
+        functional.compile(optimizer="adam", loss="mse")
+        seq = mod.keras.Sequential([mod.keras.Input((4,)), L.Dense(3), L.Dense(1)])
+        calls = []
+
+        def call_function(layer, *args, _calls=calls, **kwargs):
+            _calls.append(layer.name)
+            return layer(*args, **kwargs)
+
+        fresh = mod.keras.models.clone_model(functional, call_function=call_function)
+        shared = mod.keras.models.clone_model(
+            functional, clone_function=lambda layer: layer
+        )
+        seq_clone = mod.keras.models.clone_model(seq)
+        nested = mod.keras.models.clone_model(
+            mod.keras.Sequential([mod.keras.Input((4,)), seq]), recursive=True
+        )
+        assert nested.layers[0] is not seq
+        assert np.abs(shared(x).numpy() - functional(x).numpy()).max() == 0
+        assert np.abs(fresh(x).numpy() - functional(x).numpy()).max() > 0
+        with pytest.raises(ValueError, match="call_function"):
+            mod.keras.models.clone_model(seq, call_function=call_function)
+        results.append(
+            (
+                _clone_summary(fresh)[2:],
+                _clone_summary(seq_clone)[2:],
+                calls,
+                fresh.get_compile_config()["loss"],
+            )
+        )
+    assert results[0] == results[1]
+
+
 def _layer_rows(mod):
     L = mod.keras.layers
     return [

@@ -2,7 +2,11 @@
 
 from jaxtape._src.keras.models import Model, Sequential  # noqa: F401
 from jaxtape._src.keras.saving import load_model  # noqa: F401
-from jaxtape._src.keras.saving_more import model_from_json, save_model  # noqa: F401
+from jaxtape._src.keras.saving_more import (  # noqa: F401
+    clone_model,
+    model_from_json,
+    save_model,
+)
 
 from jaxtape._src import missing as _missing
 
