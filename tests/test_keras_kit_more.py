@@ -685,3 +685,33 @@ def test_config_behaves_as_tf_keras(tf):
         config.pop("layers")
         results.append((seen, str(err.value), config.as_dict(), config.to_json()))
     assert results[0] == results[1]
+
+
+# -- keras.utils.legacy / keras.legacy.saving ---------------------------------------
+def test_legacy_serialization_matches_tf_keras(tf):
+    theirs, ours = tf.keras.utils.legacy, jt.keras.utils.legacy
+    assert jt.keras.legacy.saving.deserialize_keras_object is (
+        ours.deserialize_keras_object
+    )
+    for make in (
+        lambda m: m.layers.Dropout(0.3, name="d"),
+        lambda m: m.regularizers.L2(0.1),
+        lambda m: m.optimizers.Adam(name="a"),
+    ):
+        entry = theirs.serialize_keras_object(make(tf.keras))
+        assert ours.serialize_keras_object(make(jt.keras)) == entry
+        back = ours.deserialize_keras_object(
+            entry,
+            module_objects={
+                "Dropout": jt.keras.layers.Dropout,
+                "L2": jt.keras.regularizers.L2,
+                "Adam": jt.keras.optimizers.Adam,
+            },
+        )
+        assert ours.serialize_keras_object(back) == entry
+    for mod in (theirs, ours):
+        with pytest.raises(ValueError, match="Unknown object: 'Dropout'"):
+            mod.deserialize_keras_object({"class_name": "Dropout", "config": {}})
+        with pytest.raises(ValueError, match="Improper config format"):
+            mod.deserialize_keras_object({"config": {}})
+        assert mod.serialize_keras_object(None) is None

@@ -9,6 +9,7 @@ from jaxtape.keras import (  # noqa: F401
     datasets,
     initializers,
     layers,
+    legacy,
     losses,
     metrics,
     models,

@@ -46,6 +46,7 @@ from jaxtape._src.keras.keras_utils import (  # noqa: F401
     unpack_x_y_sample_weight,
 )
 from jaxtape._src.keras.utils_config import Config  # noqa: F401
+from jaxtape.keras.legacy import saving as legacy  # noqa: F401
 from jaxtape._src.keras.progbar import (  # noqa: F401
     Progbar,
     disable_interactive_logging,
