@@ -490,13 +490,10 @@ class RaggedTensor:
 
     __str__ = __repr__
 
-    def __len__(self) -> int:
-        return _nrows(self)
-
     def __bool__(self):
         raise TypeError("RaggedTensor may not be used as a boolean.")
 
-    def __iter__(self):
+    def __iter__(self):  # (TF's RaggedTensor has no len(), but iterates)
         for i in range(_nrows(self)):
             yield self[i]
 
@@ -618,6 +615,8 @@ class RaggedTensorSpec:
             raise NotImplementedError(
                 "RaggedTensorSpec: flat_values_spec is not supported by jaxtape."
             )
+        if shape is None and ragged_rank is None:
+            raise ValueError("Must specify ragged_rank or a shape with a known rank.")
         self._shape = TensorShape(shape)
         self._dtype = dtypes.as_dtype(dtype)
         rank = len(self._shape)
@@ -696,16 +695,32 @@ def elementwise(fn, x, y):
         _check_same_splits(x, y)
         return x.with_flat_values(fn(x.flat_values, y.flat_values))
     rt = x if rx else y
-    other = y if rx else x
-    if _var_or_tensor(other) or isinstance(other, (list, tuple, np.ndarray)):
-        other = convert_to_tensor(other, dtype=rt.dtype)
-        inner = rt.flat_values.shape[1:]
-        nd = len(other.shape)
-        if nd > len(inner):
-            other = _per_row(rt, other)
+    other = _operand(y if rx else x, rt)
     if rx:
         return rt.with_flat_values(fn(rt.flat_values, other))
     return rt.with_flat_values(fn(other, rt.flat_values))
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _operand(other, rt: RaggedTensor):
+    """A non-ragged operand, converted as TF's ragged dispatch does: to the
+    values' dtype where it can be (else as itself, so that the op raises TF's
+    dtype mismatch), and broadcast to one entry per flat value."""
+    if type(other) in _PY_SCALARS:
+        try:
+            convert_to_tensor(other, dtype=rt.dtype)
+            return other  # (stays a weakly typed Python scalar)
+        except (TypeError, ValueError):
+            return convert_to_tensor(other)
+    if not _var_or_tensor(other):
+        try:
+            other = convert_to_tensor(other, dtype=rt.dtype)
+        except (TypeError, ValueError):
+            other = convert_to_tensor(other)
+    other = convert_to_tensor(other)
+    return _broadcast_dense(rt, other)
 
 
 def _var_or_tensor(x) -> bool:
@@ -715,20 +730,35 @@ def _var_or_tensor(x) -> bool:
     return type(x) is Tensor or (var is not None and isinstance(x, var))
 
 
-def _per_row(rt: RaggedTensor, dense: Tensor) -> Tensor:
-    """A dense `[nrows or 1, 1, *inner]` operand as one entry per value."""
-    shape = tuple(dense.shape)
-    if (
-        rt.ragged_rank != 1
-        or len(shape) != rt.ndim
-        or shape[1] != 1
-        or shape[0] not in (1, _nrows(rt))
-    ):
+def _broadcast_dense(rt: RaggedTensor, dense: Tensor) -> Tensor:
+    """`dense` as an operand of the flat values: TF's broadcasting of a dense
+    tensor against `[nrows, (ragged), *inner]`, where only a size-1 dimension
+    broadcasts against the ragged one."""
+    shape = tuple(int(d) for d in dense.shape)
+    n_inner = len(rt.flat_values.shape) - 1
+    k = len(shape)
+    if k <= n_inner:
+        return dense
+    if k > rt.ndim or rt.ragged_rank != 1:
         raise NotImplementedError(
             f"jaxtape broadcasts a dense operand of shape {list(shape)} against a "
-            f"RaggedTensor of shape {rt.shape} only when it fits the inner "
-            "dimensions or is [nrows, 1, ...] for ragged_rank 1. Convert with "
-            "`to_tensor()` or `RaggedTensor.from_tensor` first."
+            f"RaggedTensor of shape {rt.shape} only for ragged_rank 1 and no more "
+            "dimensions than the RaggedTensor. Convert with `to_tensor()` first."
+        )
+    at_ragged = shape[k - n_inner - 1]
+    if at_ragged != 1:
+        raise errors.invalid_argument(
+            f"Unable to broadcast a dense operand of shape {list(shape)} against a "
+            f"RaggedTensor of shape {rt.shape}: its dimension {at_ragged} meets the "
+            "ragged dimension, where only 1 broadcasts in jaxtape."
+        )
+    if k == n_inner + 1:
+        return array_ops.reshape(dense, shape[1:])
+    nrows = _nrows(rt)
+    if shape[0] not in (1, nrows):
+        raise errors.invalid_argument(
+            f"Incompatible shapes: [{nrows}, (ragged)] vs. {list(shape)}: the dense "
+            "operand's first dimension must be 1 or the number of rows."
         )
     squeezed = array_ops.reshape(dense, (shape[0],) + shape[2:])
     if shape[0] == 1:
@@ -776,9 +806,15 @@ def _check_equal_splits(xp, a, b):
 # -- ops on row splits -----------------------------------------------------------
 @op("RaggedValueRowIds", inputs=("row_splits",), differentiable=False, jit=True)
 def _value_rowids(row_splits, nvals):
+    return rows_of(row_splits, nvals)
+
+
+def rows_of(row_splits, nvals):
+    """The row of each of `nvals` values (jnp): how many row ends lie at or
+    before it. A scatter and a cumsum, cheaper to compile than a search."""
     dt = row_splits.dtype
-    pos = jnp.arange(nvals, dtype=dt)
-    return (jnp.searchsorted(row_splits, pos, side="right") - 1).astype(dt)
+    marks = jnp.zeros(nvals, dt).at[row_splits[1:]].add(1, mode="drop")
+    return jnp.cumsum(marks, dtype=dt)
 
 
 @op("RaggedRowLengthsToSplits", differentiable=False, jit=True)
@@ -898,7 +934,10 @@ def _splits_arg(x, what: str) -> Tensor:
         if var is not None and isinstance(x, var):
             t = convert_to_tensor(x)
         else:
-            t = convert_to_tensor(x, dtype=_INT64)
+            try:
+                t = convert_to_tensor(x, dtype=_INT64)
+            except (TypeError, ValueError):
+                t = convert_to_tensor(x)  # (refused below, as TF refuses it)
     if np.dtype(t._value.dtype) not in _SPLIT_DTYPES:
         raise ValueError(
             f"{what} must have dtype int32 or int64. Received: {t.dtype!r}. Cast with "

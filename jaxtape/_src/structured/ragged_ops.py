@@ -33,6 +33,7 @@ from jaxtape._src.structured.ragged import (
     _splits_arg,
     _splits_dtype,
     _value_rowids,
+    rows_of,
 )
 from jaxtape._src.structured.sparse import SparseTensor, host_array
 
@@ -230,7 +231,7 @@ def from_tensor(tensor, lengths, padding, ragged_rank, row_splits_dtype):
 def _to_dense(values, row_splits, default_value, shape):
     n = values.shape[0]
     pos = jnp.arange(n, dtype=row_splits.dtype)
-    rows = jnp.searchsorted(row_splits, pos, side="right") - 1
+    rows = rows_of(row_splits, n)
     cols = pos - row_splits[rows] if n else pos
     inner = shape[2:]
     vals = values[(slice(None),) + tuple(slice(0, d) for d in inner)]
@@ -327,7 +328,11 @@ def getitem(rt: RaggedTensor, key) -> Any:
                 f"{k!r}. Convert with `to_tensor()` for other indexing."
             )
     if len(key) > rt.ndim:
-        raise ValueError(f"Too many indices for RaggedTensor (rank {rt.ndim}).")
+        raise errors.invalid_argument(
+            f"Index out of range: {len(key)} indices for a RaggedTensor of rank "
+            f"{rt.ndim}.",
+            "StridedSlice",
+        )
     return _getitem(rt, key)
 
 
@@ -344,11 +349,7 @@ def _getitem(x, key: tuple):
         return _inner_getitem(out, rest) if rest else out
     i = int(first)
     if not -n <= i < n:
-        raise errors.invalid_argument(
-            f"slice index {i} of dimension 0 out of bounds (the RaggedTensor has {n} "
-            "rows).",
-            "StridedSlice",
-        )
+        raise IndexError(f"Row key {i} out of bounds (the RaggedTensor has {n} rows).")
     s = host_array(x.row_splits, "RaggedTensor indexing", "the row splits")
     i %= n
     row = gather_rows(x.values, np.arange(s[i], s[i + 1]))
@@ -421,8 +422,7 @@ def _segment_prod(data, segment_ids, positions, num_segments, width):
 @op("RaggedColumnIds", inputs=("row_splits",), differentiable=False, jit=True)
 def _column_ids(row_splits, nvals):
     pos = jnp.arange(nvals, dtype=row_splits.dtype)
-    rows = jnp.searchsorted(row_splits, pos, side="right") - 1
-    return pos - row_splits[rows] if nvals else pos
+    return pos - row_splits[rows_of(row_splits, nvals)] if nvals else pos
 
 
 _DENSE = {
