@@ -303,3 +303,54 @@ def test_fit_history_and_evaluate_logs_match_tf_keras(tf, custom):
         assert sorted(mine) == sorted(ref)
         for key in ref:
             np.testing.assert_allclose(mine[key], ref[key], rtol=1e-5, atol=1e-6)
+
+
+def _two_output_history(m, run_eagerly, sample_weight):
+    keras, rng = m.keras, np.random.default_rng(3)
+    x = rng.normal(size=(40, 6)).astype(np.float32)
+    y = {"cls": (x[:, 0] > 0).astype(np.int32), "reg": x[:, 2:3]}
+    inp = keras.Input((6,))
+    h = keras.layers.Dense(8, activation="tanh")(inp)
+    model = keras.Model(
+        inp,
+        {
+            "cls": keras.layers.Dense(2, name="cls")(h),
+            "reg": keras.layers.Dense(1, name="reg")(h),
+        },
+    )
+    model.set_weights(
+        [rng.normal(size=w.shape).astype(np.float32) for w in model.get_weights()]
+    )
+    model.compile(
+        optimizer=keras.optimizers.SGD(0.1),
+        loss={
+            "cls": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "reg": "mse",
+        },
+        loss_weights={"cls": 1.0, "reg": 0.5},
+        run_eagerly=run_eagerly,
+    )
+    sw = rng.uniform(0.5, 2.0, 40).astype(np.float32) if sample_weight else None
+    history = model.fit(
+        x,
+        y,
+        batch_size=16,
+        epochs=2,
+        shuffle=False,
+        verbose=0,
+        sample_weight=None if sw is None else {"cls": sw, "reg": sw},
+    ).history
+    return {k: np.asarray(v) for k, v in history.items()}
+
+
+@pytest.mark.parametrize("sample_weight", [False, True])
+@pytest.mark.parametrize("run_eagerly", [False, True])
+def test_per_output_losses_average_batches_as_tf_keras(tf, run_eagerly, sample_weight):
+    """`<output>_loss` in a multi-output fit: Keras-on-TF weighs each batch by
+    its static size, unknown in a tf.function, so a compiled fit averages the
+    batches (a short last batch counts fully) and an eager one weighs them."""
+    expected = _two_output_history(tf, run_eagerly, sample_weight)
+    got = _two_output_history(jt, run_eagerly, sample_weight)
+    assert sorted(got) == sorted(expected)
+    for k in expected:
+        np.testing.assert_allclose(got[k], expected[k], rtol=2e-5, err_msg=k)

@@ -212,10 +212,12 @@ class CompileLoss:
             sw = weights[i] if isinstance(weights, list) else weights
             value = fn(flat_true[i], flat_pred[i], sample_weight=sw)
             if self.metrics:  # the *unweighted* loss of each output
+                # Keras weighs it by the batch's static size, which is unknown
+                # (None: weight 1) in a tf.function: compiled, each batch counts
+                # once; run eagerly, by its size.
+                size = 1 if context.state.function_depth else _shape(flat_pred[i])[0]
                 with context.paused_tapes():
-                    self.metrics[k].update_state(
-                        value, sample_weight=_shape(flat_pred[i])[0]
-                    )
+                    self.metrics[k].update_state(value, sample_weight=size)
             if weight is not None:
                 value = value * weight
             total = value if total is None else total + value
