@@ -25,7 +25,7 @@ import jax.core
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import checks, dtypes, errors
+from jaxtape._src.core import checks, context, dtypes, errors
 from jaxtape._src.core.dispatch import op, to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.ops import array_ops, math_ops, nondiff
@@ -104,6 +104,7 @@ class RaggedTensor:
         del name
         vals = _values_arg(values)
         rowids = _splits_arg(value_rowids, "value_rowids")
+        # cycle: ragged -> ragged_ops -> ragged
         from jaxtape._src.structured.ragged_ops import segment_ids_to_row_splits
 
         if validate:
@@ -210,6 +211,7 @@ class RaggedTensor:
         and `padding` are read on the host and need `ragged_rank=1`.
         """
         del name
+        # cycle: ragged -> ragged_ops -> ragged
         from jaxtape._src.structured import ragged_ops
 
         return ragged_ops.from_tensor(
@@ -442,6 +444,7 @@ class RaggedTensor:
         fully known `shape`, the row lengths are read on the host.
         """
         del name
+        # cycle: ragged -> ragged_ops -> ragged
         from jaxtape._src.structured import ragged_ops
 
         return ragged_ops.to_tensor(self, default_value, shape)
@@ -449,6 +452,7 @@ class RaggedTensor:
     def to_sparse(self, name=None) -> SparseTensor:
         """A SparseTensor of the values at `[row, column, *inner index]` (host read)."""
         del name
+        # cycle: ragged -> ragged_ops -> ragged
         from jaxtape._src.structured import ragged_ops
 
         return ragged_ops.to_sparse(self)
@@ -498,6 +502,7 @@ class RaggedTensor:
             yield self[i]
 
     def __getitem__(self, key):
+        # cycle: ragged -> ragged_ops -> ragged
         from jaxtape._src.structured import ragged_ops
 
         return ragged_ops.getitem(self, key)
@@ -724,8 +729,6 @@ def _operand(other, rt: RaggedTensor):
 
 
 def _var_or_tensor(x) -> bool:
-    from jaxtape._src.core import context
-
     var = context.hooks.variable_type
     return type(x) is Tensor or (var is not None and isinstance(x, var))
 
@@ -927,17 +930,13 @@ def _splits_arg(x, what: str) -> Tensor:
     """`x` as an int64 (or given int32/int64) rank-1 Tensor, TF's rules."""
     if type(x) is Tensor or isinstance(x, (np.ndarray, jax.Array)):
         t = convert_to_tensor(x)
+    elif _var_or_tensor(x):
+        t = convert_to_tensor(x)
     else:
-        from jaxtape._src.core import context
-
-        var = context.hooks.variable_type
-        if var is not None and isinstance(x, var):
-            t = convert_to_tensor(x)
-        else:
-            try:
-                t = convert_to_tensor(x, dtype=_INT64)
-            except (TypeError, ValueError):
-                t = convert_to_tensor(x)  # (refused below, as TF refuses it)
+        try:
+            t = convert_to_tensor(x, dtype=_INT64)
+        except (TypeError, ValueError):
+            t = convert_to_tensor(x)  # (refused below, as TF refuses it)
     if np.dtype(t._value.dtype) not in _SPLIT_DTYPES:
         raise ValueError(
             f"{what} must have dtype int32 or int64. Received: {t.dtype!r}. Cast with "
