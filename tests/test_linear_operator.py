@@ -43,124 +43,103 @@ def _hermitian_spectrum(*shape):
     return np.fft.fftn(kernel, axes=axes).astype(np.complex64)
 
 
-L = "linalg"
-
-
 def _lin(m):
     return m.linalg
 
 
-# name -> (parameters, builder(m, *params) -> operator)
+def _full(m, a, **hints):
+    return m.linalg.LinearOperatorFullMatrix(a, **hints)
+
+
+def _complex(*shape):
+    return (_R.normal(size=shape) + 1j * _R.normal(size=shape) + 3).astype(np.complex64)
+
+
+# name -> (parameters, builder(m, *params) -> operator). Every operator is
+# 4 x 4 (or 2 x 4), so that JAX compiles each primitive for few shapes.
 CASES = {
-    "full": ([_mat(4, batch=(2,))], lambda m, a: _lin(m).LinearOperatorFullMatrix(a)),
+    "full": ([_mat(4, batch=(2,))], lambda m, a: _full(m, a)),
     "full_spd": (
-        [_spd(3)],
-        lambda m, a: _lin(m).LinearOperatorFullMatrix(
-            a, is_self_adjoint=True, is_positive_definite=True
-        ),
+        [_spd(4)],
+        lambda m, a: _full(m, a, is_self_adjoint=True, is_positive_definite=True),
     ),
-    "full_rect": ([_mat(3, 4)], lambda m, a: _lin(m).LinearOperatorFullMatrix(a)),
-    "full_complex": (
-        [_mat(3, dtype=np.complex64)],
-        lambda m, a: _lin(m).LinearOperatorFullMatrix(a),
-    ),
-    "diag": ([_pos(2, 3)], lambda m, d: _lin(m).LinearOperatorDiag(d)),
+    "full_rect": ([_mat(2, 4)], lambda m, a: _full(m, a)),
+    "full_complex": ([_mat(4, dtype=np.complex64)], lambda m, a: _full(m, a)),
+    "diag": ([_pos(2, 4)], lambda m, d: _lin(m).LinearOperatorDiag(d)),
     "diag_pd": (
-        [_pos(3)],
+        [_pos(4)],
         lambda m, d: _lin(m).LinearOperatorDiag(d, is_positive_definite=True),
     ),
     "diag_complex": (
-        [(_pos(3) + 0.5j * _pos(3)).astype(np.complex64)],
+        [(_pos(4) + 0.5j * _pos(4)).astype(np.complex64)],
         lambda m, d: _lin(m).LinearOperatorDiag(d),
     ),
-    "identity": (
-        [],
-        lambda m: _lin(m).LinearOperatorIdentity(3, batch_shape=[2]),
-    ),
+    "identity": ([], lambda m: _lin(m).LinearOperatorIdentity(4, batch_shape=[2])),
     "scaled_identity": (
         [np.array([2.0, 3.0], np.float32)],
-        lambda m, s: _lin(m).LinearOperatorScaledIdentity(3, s),
+        lambda m, s: _lin(m).LinearOperatorScaledIdentity(4, s),
     ),
-    "zeros": ([], lambda m: _lin(m).LinearOperatorZeros(3)),
+    "zeros": ([], lambda m: _lin(m).LinearOperatorZeros(4)),
     "zeros_rect": (
         [],
         lambda m: _lin(m).LinearOperatorZeros(
-            3, 4, is_square=False, is_self_adjoint=False
+            2, 4, is_square=False, is_self_adjoint=False
         ),
     ),
     "lower_triangular": (
-        [_mat(3, batch=(2,))],
+        [_mat(4, batch=(2,))],
         lambda m, t: _lin(m).LinearOperatorLowerTriangular(t),
     ),
     "adjoint": (
-        [_mat(3)],
-        lambda m, a: _lin(m).LinearOperatorAdjoint(_lin(m).LinearOperatorFullMatrix(a)),
+        [_mat(4)],
+        lambda m, a: _lin(m).LinearOperatorAdjoint(_full(m, a)),
     ),
     "inversion": (
-        [_mat(3)],
-        lambda m, a: _lin(m).LinearOperatorInversion(
-            _lin(m).LinearOperatorFullMatrix(a)
-        ),
+        [_mat(4)],
+        lambda m, a: _lin(m).LinearOperatorInversion(_full(m, a)),
     ),
     "composition": (
-        [_mat(3), _pos(3)],
+        [_mat(4), _pos(4)],
         lambda m, a, d: _lin(m).LinearOperatorComposition(
-            [_lin(m).LinearOperatorFullMatrix(a), _lin(m).LinearOperatorDiag(d)]
+            [_full(m, a), _lin(m).LinearOperatorDiag(d)]
         ),
     ),
     "kronecker": (
-        [_mat(2), _mat(3, batch=(2,))],
-        lambda m, a, b: _lin(m).LinearOperatorKronecker(
-            [_lin(m).LinearOperatorFullMatrix(a), _lin(m).LinearOperatorFullMatrix(b)]
-        ),
+        [_mat(2), _mat(2)],
+        lambda m, a, b: _lin(m).LinearOperatorKronecker([_full(m, a), _full(m, b)]),
     ),
     "kronecker_spd": (
-        [_spd(2), _pos(3)],
+        [_spd(2), _pos(2)],
         lambda m, a, d: _lin(m).LinearOperatorKronecker(
             [
-                _lin(m).LinearOperatorFullMatrix(
-                    a, is_self_adjoint=True, is_positive_definite=True
-                ),
+                _full(m, a, is_self_adjoint=True, is_positive_definite=True),
                 _lin(m).LinearOperatorDiag(d, is_positive_definite=True),
             ]
         ),
     ),
     "block_diag": (
-        [_mat(2), _pos(3)],
+        [_mat(2), _pos(2)],
         lambda m, a, d: _lin(m).LinearOperatorBlockDiag(
-            [_lin(m).LinearOperatorFullMatrix(a), _lin(m).LinearOperatorDiag(d)]
+            [_full(m, a), _lin(m).LinearOperatorDiag(d)]
         ),
     ),
     "block_lower_triangular": (
-        [_mat(2), _mat(3, 2), _mat(3)],
+        [_mat(2), _mat(2, 2), _mat(2)],
         lambda m, a, b, c: _lin(m).LinearOperatorBlockLowerTriangular(
-            [
-                [_lin(m).LinearOperatorFullMatrix(a)],
-                [
-                    _lin(m).LinearOperatorFullMatrix(b),
-                    _lin(m).LinearOperatorFullMatrix(c),
-                ],
-            ]
+            [[_full(m, a)], [_full(m, b), _full(m, c)]]
         ),
     ),
-    "circulant": (
-        [(_R.normal(size=4) + 1j * _R.normal(size=4) + 3).astype(np.complex64)],
-        lambda m, s: _lin(m).LinearOperatorCirculant(s),
-    ),
+    "circulant": ([_complex(4)], lambda m, s: _lin(m).LinearOperatorCirculant(s)),
     "circulant_real": (
-        [_hermitian_spectrum(5)],
+        [_hermitian_spectrum(4)],
         lambda m, s: _lin(m).LinearOperatorCirculant(s, input_output_dtype=m.float32),
     ),
     "circulant2d": (
-        [
-            (_R.normal(size=(2, 3)) + 1j * _R.normal(size=(2, 3)) + 3).astype(
-                np.complex64
-            )
-        ],
+        [_complex(2, 2)],
         lambda m, s: _lin(m).LinearOperatorCirculant2D(s),
     ),
     "circulant3d": (
-        [(_R.normal(size=(2, 2, 2)) + 3 + 0j).astype(np.complex64)],
+        [_complex(1, 2, 2)],
         lambda m, s: _lin(m).LinearOperatorCirculant3D(s),
     ),
     "toeplitz": (
@@ -199,12 +178,10 @@ CASES = {
             _R.normal(size=(4, 2)).astype(np.float32),
             _R.normal(size=(4, 2)).astype(np.float32),
         ],
-        lambda m, a, u, v: _lin(m).LinearOperatorLowRankUpdate(
-            _lin(m).LinearOperatorFullMatrix(a), u, v=v
-        ),
+        lambda m, a, u, v: _lin(m).LinearOperatorLowRankUpdate(_full(m, a), u, v=v),
     ),
     "householder": (
-        [_R.normal(size=(2, 3)).astype(np.float32)],
+        [_R.normal(size=(2, 4)).astype(np.float32)],
         lambda m, v: _lin(m).LinearOperatorHouseholder(v),
     ),
     "permutation": (
@@ -214,7 +191,7 @@ CASES = {
 }
 
 
-def _x(op, rows, cols=2, batch=()):
+def _x(op, rows, cols=1, batch=()):
     dt = np.dtype(op.dtype.as_numpy_dtype)
     x = _R.normal(size=batch + (rows, cols))
     if dt.kind == "c":
@@ -342,28 +319,26 @@ GRAD_CASES = [
     "diag",
     "lower_triangular",
     "kronecker",
-    "block_diag",
     "circulant",
     "toeplitz",
     "tridiag_sequence",
     "low_rank_update",
     "householder",
-    "scaled_identity",
 ]
-GRAD_METHODS = {
-    "matmul": lambda m, op, a: m.math.real(op.matmul(a["x"])),
-    "solve": lambda m, op, a: m.math.real(op.solve(a["xa"])),
-    "log_abs_determinant": lambda m, op, a: m.math.real(op.log_abs_determinant()),
-}
 
 
-def _gradients(m, build, params, method, inputs):
+def _loss(m, op, a):
+    """matmul, solve and log_abs_determinant, summed into one scalar."""
+    parts = (op.matmul(a["x"]), op.solve(a["xa"]), op.log_abs_determinant())
+    return m.add_n([m.reduce_sum(m.abs(p) ** 2) for p in parts])
+
+
+def _gradients(m, build, params, inputs):
     ts = [m.constant(p) for p in params]
     with m.GradientTape() as tape:
         for t in ts:
             tape.watch(t)
-        out = method(m, build(m, *ts), inputs)
-        loss = m.reduce_sum(out * out)
+        loss = _loss(m, build(m, *ts), inputs)
     return tape.gradient(loss, ts)
 
 
@@ -371,18 +346,13 @@ def _gradients(m, build, params, method, inputs):
 def test_gradients_match_tensorflow(case, tf):
     params, build = CASES[case]
     inputs = _inputs(build(tf, *params))
-    for name, method in GRAD_METHODS.items():
-        want = _gradients(tf, build, params, method, inputs)
-        got = _gradients(jaxtape, build, params, method, inputs)
-        for i, (w, g) in enumerate(zip(want, got)):
-            label = f"{case}.{name} d/param{i}"
-            if w is None:
-                assert g is None or not np.any(np.asarray(g)), label
-                continue
-            assert g is not None, label
-            np.testing.assert_allclose(
-                np.asarray(g), np.asarray(w), rtol=1e-3, atol=1e-3, err_msg=label
-            )
+    want = _gradients(tf, build, params, inputs)
+    got = _gradients(jaxtape, build, params, inputs)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert g is not None, f"{case}: no gradient for parameter {i}"
+        np.testing.assert_allclose(
+            np.asarray(g), np.asarray(w), rtol=1e-3, atol=1e-3, err_msg=f"{case}[{i}]"
+        )
 
 
 @pytest.mark.parametrize(
