@@ -104,6 +104,9 @@ class DType:
     def __repr__(self) -> str:
         return f"jaxtape.{self._name}"
 
+    def __str__(self) -> str:  # TF's `print(tf.float32)`
+        return f"<dtype: '{self._name}'>"
+
     def __reduce__(self):
         return as_dtype, (self._name,)
 
