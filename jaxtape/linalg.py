@@ -76,6 +76,24 @@ from jaxtape._src.ops.linear_operator_structured import (  # noqa: F401
     LinearOperatorTridiag,
 )
 
+from jaxtape._src.ops import linalg_more_ops as _linalg_more_ops
+import sys as _sys
+import types as _types
+
 from jaxtape._src import missing as _missing
+
+# `tf.linalg.experimental`: a namespace module of its own (this is a module,
+# not a package), registered so that `from ... .experimental import` works.
+experimental = _types.ModuleType(
+    "jaxtape.linalg.experimental",
+    "`jaxtape.linalg.experimental` (TF's `tf.linalg.experimental`).",
+)
+experimental.__dict__.update(
+    dict(
+        conjugate_gradient=_linalg_more_ops.conjugate_gradient,
+    )
+)
+experimental.__getattr__ = _missing.module_getattr("jaxtape.linalg.experimental")  # type: ignore[attr-defined]
+_sys.modules["jaxtape.linalg.experimental"] = experimental
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so

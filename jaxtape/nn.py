@@ -98,6 +98,24 @@ from jaxtape._src.state.random_ops import (  # noqa: F401
     learned_unigram_candidate_sampler,
 )
 
+from jaxtape._src.ops import nn_experimental_ops as _nn_experimental_ops
+import sys as _sys
+import types as _types
+
 from jaxtape._src import missing as _missing
+
+# `tf.nn.experimental`: a namespace module of its own (this is a module,
+# not a package), registered so that `from ... .experimental import` works.
+experimental = _types.ModuleType(
+    "jaxtape.nn.experimental", "`jaxtape.nn.experimental` (TF's `tf.nn.experimental`)."
+)
+experimental.__dict__.update(
+    dict(
+        general_dropout=_nn_experimental_ops.general_dropout,
+        stateless_dropout=_nn_experimental_ops.stateless_dropout,
+    )
+)
+experimental.__getattr__ = _missing.module_getattr("jaxtape.nn.experimental")  # type: ignore[attr-defined]
+_sys.modules["jaxtape.nn.experimental"] = experimental
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so

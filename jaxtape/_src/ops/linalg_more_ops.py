@@ -144,6 +144,7 @@ def _matrix_diagonals(matrix):
 
 
 def _pad_parts(sup, main, sub):
+    sup, main, sub = jnp.asarray(sup), jnp.asarray(main), jnp.asarray(sub)
     sup = sup.at[..., -1].set(0)
     sub = sub.at[..., 0].set(0)
     return sup, main, sub
