@@ -18,7 +18,8 @@ import typing
 import numpy as np
 
 from jaxtape._src.core.tensor import Tensor
-from jaxtape._src.keras import serialization
+from jaxtape._src.data.dataset import Dataset
+from jaxtape._src.keras import layers, serialization
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.wrappers import HashedCrossing
 from jaxtape._src.ops import array_ops, math_ops
@@ -32,12 +33,6 @@ def _auto_name(prefix: str) -> str:
     n = _COUNTS.get(prefix, 0)
     _COUNTS[prefix] = n + 1
     return prefix if n == 0 else f"{prefix}_{n}"
-
-
-def _layers():
-    from jaxtape._src.keras import layers  # (the layer families: below us)
-
-    return layers
 
 
 class Cross:
@@ -181,7 +176,7 @@ class FeatureSpace(Layer):
     @classmethod
     def float_rescaled(cls, scale=1.0, offset=0.0, name=None):
         name = name or _auto_name("float_rescaled")
-        layer = _layers().Rescaling(
+        layer = layers.Rescaling(
             scale=scale, offset=offset, name=f"{name}_preprocessor"
         )
         return Feature("float32", layer, "float")
@@ -189,7 +184,7 @@ class FeatureSpace(Layer):
     @classmethod
     def float_normalized(cls, name=None):
         name = name or _auto_name("float_normalized")
-        layer = _layers().Normalization(axis=-1, name=f"{name}_preprocessor")
+        layer = layers.Normalization(axis=-1, name=f"{name}_preprocessor")
         return Feature("float32", layer, "float")
 
     @classmethod
@@ -197,7 +192,7 @@ class FeatureSpace(Layer):
         cls, num_bins, bin_boundaries=None, output_mode="one_hot", name=None
     ):
         name = name or _auto_name("float_discretized")
-        layer = _layers().Discretization(
+        layer = layers.Discretization(
             num_bins=num_bins,
             bin_boundaries=bin_boundaries,
             name=f"{name}_preprocessor",
@@ -209,7 +204,7 @@ class FeatureSpace(Layer):
         cls, max_tokens=None, num_oov_indices=1, output_mode="one_hot", name=None
     ):
         name = name or _auto_name("integer_categorical")
-        layer = _layers().IntegerLookup(
+        layer = layers.IntegerLookup(
             name=f"{name}_preprocessor",
             max_tokens=max_tokens,
             num_oov_indices=num_oov_indices,
@@ -221,7 +216,7 @@ class FeatureSpace(Layer):
         cls, max_tokens=None, num_oov_indices=1, output_mode="one_hot", name=None
     ):
         name = name or _auto_name("string_categorical")
-        layer = _layers().StringLookup(
+        layer = layers.StringLookup(
             name=f"{name}_preprocessor",
             max_tokens=max_tokens,
             num_oov_indices=num_oov_indices,
@@ -231,13 +226,13 @@ class FeatureSpace(Layer):
     @classmethod
     def string_hashed(cls, num_bins, output_mode="one_hot", name=None):
         name = name or _auto_name("string_hashed")
-        layer = _layers().Hashing(name=f"{name}_preprocessor", num_bins=num_bins)
+        layer = layers.Hashing(name=f"{name}_preprocessor", num_bins=num_bins)
         return Feature("string", layer, output_mode)
 
     @classmethod
     def integer_hashed(cls, num_bins, output_mode="one_hot", name=None):
         name = name or _auto_name("integer_hashed")
-        layer = _layers().Hashing(name=f"{name}_preprocessor", num_bins=num_bins)
+        layer = layers.Hashing(name=f"{name}_preprocessor", num_bins=num_bins)
         return Feature("int32", layer, output_mode)
 
     # -- construction ----------------------------------------------------------------
@@ -320,7 +315,6 @@ class FeatureSpace(Layer):
 
     # -- adapting --------------------------------------------------------------------
     def _adaptable(self) -> list:
-        layers = _layers()
         out = []
         for name in self.features:
             pre = self.preprocessors[name]
@@ -334,8 +328,6 @@ class FeatureSpace(Layer):
         """Fits the preprocessors that learn from data (normalization
         statistics, vocabularies, bin boundaries), as Keras's `adapt`.
         `dataset` is a dict of arrays/lists or a `Dataset` of such dicts."""
-        from jaxtape._src.data.dataset import Dataset
-
         if isinstance(dataset, Dataset):
             columns: dict = {}
             for element in dataset:
@@ -407,7 +399,6 @@ class FeatureSpace(Layer):
         return merged
 
     def _cardinality(self, name, preprocessor):
-        layers = _layers()
         if isinstance(preprocessor, (layers.IntegerLookup, layers.StringLookup)):
             return preprocessor.vocabulary_size()
         if isinstance(preprocessor, layers.CategoryEncoding):
@@ -441,7 +432,7 @@ class FeatureSpace(Layer):
                 encoder = self.one_hot_encoders.get(name)
                 if encoder is None:
                     layer = self.preprocessors.get(name) or self.crossers.get(name)
-                    encoder = _layers().CategoryEncoding(
+                    encoder = layers.CategoryEncoding(
                         num_tokens=self._cardinality(name, layer),
                         output_mode="multi_hot",
                     )
@@ -463,7 +454,7 @@ class FeatureSpace(Layer):
         """A `keras.Input(shape=(1,))` per feature, with the feature's dtype
         (Keras's), for a model that takes the raw features."""
         if self.inputs is None:
-            Input = _layers().Input
+            Input = layers.Input
             self.inputs = {
                 name: Input(shape=(1,), dtype=f.dtype, name=name)
                 for name, f in self.features.items()
@@ -489,7 +480,7 @@ class FeatureSpace(Layer):
             for name, f in self.features.items():
                 probe[name] = np.asarray([[""]] if f.dtype == "string" else [[0]])
             out: typing.Any = self(probe)
-            Input = _layers().Input
+            Input = layers.Input
             if self.output_mode == "concat":
                 self.encoded_features = Input(shape=(out.shape[-1],))
             else:

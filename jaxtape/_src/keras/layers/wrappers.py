@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtape._src.core import registry
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
@@ -627,8 +628,6 @@ def _serialize_fn(fn):
     """Keras's entry for a plain function: found again by its registered name."""
     if fn is None:
         return None
-    from jaxtape._src.core import registry
-
     registered = registry.get_registered_name(fn)
     return {
         "module": "builtins",
@@ -639,8 +638,6 @@ def _serialize_fn(fn):
 
 
 def _deserialize_fn(entry):
-    from jaxtape._src.core import registry
-
     fn = registry.get_registered_object(entry["config"])
     if fn is None:
         raise TypeError(
@@ -663,7 +660,7 @@ class FlaxLayer(JaxLayer):
     """
 
     def __init__(self, module, method=None, variables=None, **kwargs):
-        from flax.linen import DenyList
+        from flax.linen import DenyList  # lazy: flax.linen adds ~0.15 s to import
 
         self.module = module
         self.method = method
