@@ -252,16 +252,21 @@ def _blur_field(field, sigma, ksize):
     return out[..., 0]
 
 
-def elastic(y, key, alpha, sigma, *, ksize, order, fill_mode, fill_value):
-    """Keras's elastic deformation of `(N, H, W, C)` images: one normal field
-    (from `key`) times `sigma`, blurred, scaled by `alpha`, added to both
-    coordinates (Keras draws `dx` and `dy` from the same seed), then sampled
-    by `map_coordinates` with `fill_mode`."""
+def box_muller(u1, u2):
+    """Standard normals from two uniform [0, 1) arrays (Box and Muller): no
+    `erf_inv`, so cheap to compile next to other draws of one key."""
+    return jnp.sqrt(-2.0 * jnp.log1p(-u1)) * jnp.cos(2.0 * np.pi * u2)
+
+
+def elastic(y, noise, alpha, sigma, *, ksize, order, fill_mode, fill_value):
+    """Keras's elastic deformation of `(N, H, W, C)` images: one standard
+    normal field `noise` `(N, H, W)` times `sigma`, blurred, scaled by
+    `alpha`, added to both coordinates (Keras draws `dx` and `dy` from the
+    same seed), then sampled by `map_coordinates` with `fill_mode`."""
     n, h, w, _ = y.shape
     cdt = _compute_dtype(y.dtype)
     alpha, sigma = alpha.astype(cdt), sigma.astype(cdt)
-    noise = jax.random.normal(jax.random.wrap_key_data(key), (n, h, w), cdt) * sigma
-    d = _blur_field(noise, sigma, ksize)
+    d = _blur_field(noise.astype(cdt) * sigma, sigma, ksize)
     yy, xx = jnp.meshgrid(jnp.arange(h, dtype=cdt), jnp.arange(w, dtype=cdt),
                           indexing="ij")  # fmt: skip
     sy, sx = yy + alpha * d, xx + alpha * d
@@ -280,10 +285,12 @@ def elastic(y, key, alpha, sigma, *, ksize, order, fill_mode, fill_value):
 @body("elastic_transform", differentiable=True)
 def _elastic(x, key, alpha, sigma, *, ksize, order, fill_mode, fill_value, cf):
     y, restore = _nhwc(x, cf)
+    n, h, w, _ = y.shape
+    u = jax.random.uniform(jax.random.wrap_key_data(key), (2, n, h, w), jnp.float32)
     return restore(
         elastic(
             y,
-            key,
+            box_muller(u[0], u[1]),
             alpha,
             sigma,
             ksize=ksize,

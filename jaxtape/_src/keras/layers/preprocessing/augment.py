@@ -14,6 +14,7 @@ last and back). The composite policies AugMix and RandAugment live in
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -51,25 +52,77 @@ __all__ = [
 ]
 
 _INTERPOLATIONS = ("nearest", "bilinear")
+_affine_body = _affine.__wrapped__  # the body of `image`'s affine transform op
 
 
-def _keys(key, num):
-    return jax.random.split(jax.random.wrap_key_data(key), num)
+def _cut(u, *shapes):
+    """The flat array `u` cut into arrays of `shapes`, in order."""
+    out, i = [], 0
+    for shape in shapes:
+        size = math.prod(shape)
+        out.append(u[i : i + size].reshape(shape))
+        i += size
+    return out
 
 
-def _uniform(k, shape, low=0.0, high=1.0):
-    return jax.random.uniform(k, shape, jnp.float32, low, high)
+def _units(key, *shapes):
+    """Uniform [0, 1) arrays of `shapes`, cut from ONE draw of `key`: each
+    random-bits computation costs a few tenths of a second of XLA compile
+    time, so every op here draws once and shapes the numbers itself."""
+    total = sum(math.prod(s) for s in shapes)
+    u = jax.random.uniform(jax.random.wrap_key_data(key), (total,), jnp.float32)
+    return _cut(u, *shapes)
 
 
-def _applied(k1, k2, n, factor):
+def _between(u, low, high):
+    return low + (high - low) * u
+
+
+def _applied(u1, u2, factor):
     """Keras's per-image coin: `uniform(0, 1) < uniform(*factor)`."""
-    return _uniform(k2, (n,)) < _uniform(k1, (n,), factor[0], factor[1])
+    return u2 < _between(u1, factor[0], factor[1])
 
 
-@op("AugmentSplitKeys", inputs=("key",), differentiable=False)
+_PROPOSALS = 12
+
+
+def _gamma_units(shape):
+    """How many uniforms `_log_gamma` takes for samples of `shape`."""
+    return (3 * _PROPOSALS + 1) * math.prod(shape)
+
+
+def _log_gamma(u, alpha, shape):
+    """`log Gamma(alpha)` samples from the uniforms `u`, by Marsaglia and
+    Tsang's method with a fixed number of proposals (each accepted with
+    probability >= 0.95; no while loop, so it compiles in a fraction of
+    `jax.random.gamma`'s time); `alpha < 1` is boosted as
+    `Gamma(alpha + 1) * U ** (1 / alpha)`."""
+    many = (_PROPOSALS, *shape)
+    u1, u2, acc, boost = _cut(u, many, many, many, shape)
+    alpha = jnp.asarray(alpha, jnp.float32)
+    a = jnp.where(alpha < 1.0, alpha + 1.0, alpha)
+    d = a - 1.0 / 3.0
+    c = 1.0 / jnp.sqrt(9.0 * d)
+    z = kimage.box_muller(u1, u2)
+    v = (1.0 + c * z) ** 3
+    log_v = jnp.log(jnp.where(v > 0, v, 1.0))
+    ok = (v > 0) & (jnp.log1p(-acc) < 0.5 * z * z + d - d * v + d * log_v)
+    first = jnp.argmax(ok, axis=0)
+    log_g = jnp.log(d) + jnp.take_along_axis(log_v, first[None], axis=0)[0]
+    return jnp.where(alpha < 1.0, log_g + jnp.log1p(-boost) / alpha, log_g)
+
+
+def _beta(u, alpha, shape):
+    """`Beta(alpha, alpha)` as `G1 / (G1 + G2)` (in log space) from the
+    `2 * _gamma_units(shape)` uniforms `u`."""
+    g1, g2 = _cut(u, (_gamma_units(shape),), (_gamma_units(shape),))
+    return jax.nn.sigmoid(_log_gamma(g1, alpha, shape) - _log_gamma(g2, alpha, shape))
+
+
+@op("AugmentSplitKeys", inputs=("key",), differentiable=False, jit=True)
 def _split_keys(key, num):
     """`num` independent raw keys `(num, 2)` from one."""
-    return jax.random.key_data(_keys(key, num))
+    return jax.random.key_data(jax.random.split(jax.random.wrap_key_data(key), num))
 
 
 class _AugmentLayer(_RandomImageLayer):
@@ -156,17 +209,16 @@ class _MixLayer(_AugmentLayer):
         return _mix_labels(labels, *state)
 
 
-@op("MixUpDraws", inputs=("key",), differentiable=False)
-def _mix_up_draws(key, n, alpha):
-    kp, kw = _keys(key, 2)
-    perm = jax.random.permutation(kp, n).astype(jnp.int32)
-    return perm, jax.random.beta(kw, alpha, alpha, (n,), jnp.float32)
-
-
-@op("MixUp", inputs=("x", "perm", "weight"), jit=True)
-def _mix_up(x, perm, weight):
+@op("MixUp", inputs=("x", "key"), jit=True)
+def _mix_up(x, key, alpha):
+    """Keras's draws (a permutation, `Beta(alpha, alpha)` weights) and
+    `w * x + (1 - w) * x[perm]`; returns the images, permutation, weights."""
+    n = x.shape[0]
+    up, ub = _units(key, (n,), (2 * _gamma_units((n,)),))
+    perm = jnp.argsort(up).astype(jnp.int32)
+    weight = _beta(ub, alpha, (n,))
     w = weight.astype(x.dtype).reshape((-1, 1, 1, 1))
-    return w * x + (1.0 - w) * x[perm]
+    return w * x + (1.0 - w) * x[perm], perm, weight
 
 
 class MixUp(_MixLayer):
@@ -183,8 +235,8 @@ class MixUp(_MixLayer):
         self.alpha = alpha
 
     def _mix(self, x, key):
-        perm, weight = _mix_up_draws(key, int(x.shape[0]), float(self.alpha))
-        return _mix_up(x, perm, weight), (perm, weight)
+        out, perm, weight = _mix_up(x, key, float(self.alpha))
+        return out, (perm, weight)
 
     def get_config(self):
         return {**super().get_config(), "alpha": self.alpha}
@@ -201,31 +253,30 @@ def _box_mask(h, w, box):
     return (gx >= x0) & (gx < x1) & (gy >= y0) & (gy < y1)
 
 
-def _crop_bounds(k, n, length, ratio):
-    """Keras's `_compute_crop_bounds`: a window of `ratio * length` at a
-    uniform offset."""
+def _crop_bounds(u, length, ratio):
+    """Keras's `_compute_crop_bounds`: a window of `ratio * length` at the
+    offset `u * (length - window)`."""
     crop = ratio * length
-    start = _uniform(k, (n,)) * (length - crop)
+    start = u * (length - crop)
     return start, start + crop
 
 
-@op("CutMixDraws", inputs=("key",), differentiable=False)
-def _cut_mix_draws(key, n, h, w, low, high):
-    ka, kb, kx, ky, kp = _keys(key, 5)
-    alpha = _uniform(ka, (), low, high) + 1e-6
-    ratio = jnp.sqrt(1.0 - jax.random.beta(kb, alpha, alpha, (n,), jnp.float32))
-    x0, x1 = _crop_bounds(kx, n, w, ratio)
-    y0, y1 = _crop_bounds(ky, n, h, ratio)
-    weight = 1.0 - (x1 - x0) * (y1 - y0) / (w * h)
-    perm = jax.random.permutation(kp, n).astype(jnp.int32)
-    return perm, weight, jnp.stack([x0, x1, y0, y1])
-
-
-@op("CutMix", inputs=("x", "perm", "box"), jit=True)
-def _cut_mix(x, perm, box, channels_first):
+@op("CutMix", inputs=("x", "key"), jit=True)
+def _cut_mix(x, key, low, high, channels_first):
+    """Keras's draws (box side `sqrt(1 - Beta(a, a))`, `a` uniform in
+    `[low, high]`, a permutation) and the pasted boxes; returns the images,
+    permutation and label weights (1 - the box area)."""
     y, restore = _nhwc(x, channels_first)
-    mask = _box_mask(y.shape[1], y.shape[2], box)[..., None]
-    return restore(jnp.where(mask, y[perm], y))
+    n, h, w, _ = y.shape
+    ua, ub, ux, uy, up = _units(key, (), (2 * _gamma_units((n,)),), (n,), (n,), (n,))
+    alpha = _between(ua, low, high) + 1e-6
+    ratio = jnp.sqrt(1.0 - _beta(ub, alpha, (n,)))
+    x0, x1 = _crop_bounds(ux, w, ratio)
+    y0, y1 = _crop_bounds(uy, h, ratio)
+    weight = 1.0 - (x1 - x0) * (y1 - y0) / (w * h)
+    perm = jnp.argsort(up).astype(jnp.int32)
+    mask = _box_mask(h, w, (x0, x1, y0, y1))[..., None]
+    return restore(jnp.where(mask, y[perm], y)), perm, weight
 
 
 class CutMix(_MixLayer):
@@ -241,36 +292,36 @@ class CutMix(_MixLayer):
         self.factor = _factor_pair(self, factor, (0, 1))
 
     def _mix(self, x, key):
-        ha, wa = (2, 3) if self._cf else (1, 2)
-        h, w = int(x.shape[ha]), int(x.shape[wa])
-        perm, weight, box = _cut_mix_draws(key, int(x.shape[0]), h, w, *self.factor)
-        return _cut_mix(x, perm, box, self._cf), (perm, weight)
+        low, high = (float(f) for f in self.factor)
+        out, perm, weight = _cut_mix(x, key, low, high, self._cf)
+        return out, (perm, weight)
 
     def get_config(self):
         return {**super().get_config(), "factor": self.factor}
 
 
 # -- RandomErasing ---------------------------------------------------------------------
-@op("RandomErasingDraws", inputs=("key",), differentiable=False)
-def _erasing_draws(key, n, h, w, scale, factor):
-    ks, kx, ky, k1, k2 = _keys(key, 5)
-    ratio = jnp.sqrt(_uniform(ks, (n, 2), scale[0], scale[1]))
-    x0, x1 = _crop_bounds(kx, n, w, ratio[:, 0])
-    y0, y1 = _crop_bounds(ky, n, h, ratio[:, 1])
-    return jnp.stack([x0, x1, y0, y1]), _applied(k1, k2, n, factor)
-
-
-@op("RandomErasingNoise", inputs=("key",), differentiable=False)
-def _erasing_noise(key, shape, high):
-    return jax.random.normal(jax.random.wrap_key_data(key), shape) * high
-
-
-@op("RandomErasing", inputs=("x", "box", "apply", "fill"), jit=True)
-def _erase(x, box, apply, fill, value_range, channels_first):
+@op("RandomErasing", inputs=("x", "key"), jit=True)
+def _erase(x, key, scale, factor, fill, value_range, channels_first):
+    """Keras's draws (box sides `sqrt(u)`, `u` in `scale`; the coin from
+    `factor`) and the erased boxes: `fill` a number, three (one per channel)
+    or None (Gaussian noise times `value_range[1]`), clipped to the range."""
     y, restore = _nhwc(x, channels_first)
-    f, _ = _nhwc(jnp.broadcast_to(fill.astype(x.dtype), x.shape), channels_first)
-    f = jnp.clip(f, value_range[0], value_range[1])
-    mask = _box_mask(y.shape[1], y.shape[2], box) & apply[:, None, None]
+    n, h, w, _ = y.shape
+    noise = y.shape if fill is None else (0,)
+    us, ux, uy, u1, u2, un1, un2 = _units(
+        key, (n, 2), (n,), (n,), (n,), (n,), noise, noise
+    )
+    ratio = jnp.sqrt(_between(us, scale[0], scale[1]))
+    x0, x1 = _crop_bounds(ux, w, ratio[:, 0])
+    y0, y1 = _crop_bounds(uy, h, ratio[:, 1])
+    apply = _applied(u1, u2, factor)[:, None, None]
+    mask = _box_mask(h, w, (x0, x1, y0, y1)) & apply
+    if fill is None:
+        f = kimage.box_muller(un1, un2) * value_range[1]
+    else:
+        f = jnp.broadcast_to(jnp.asarray(fill, jnp.float32), y.shape)
+    f = jnp.clip(f, value_range[0], value_range[1]).astype(x.dtype)
     return restore(jnp.where(mask[..., None], f, y))
 
 
@@ -294,32 +345,27 @@ class RandomErasing(_AugmentLayer):
         self.fill_value = fill_value
         self.value_range = value_range
 
-    def _fill(self, x, key):
+    def _fill(self):
+        """Keras's check of `fill_value` (at call time, as Keras)."""
         fv = self.fill_value
         if fv is None:
-            shape = tuple(int(d) for d in x.shape)
-            return _erasing_noise(key, shape, float(self.value_range[1]))
+            return None
         text = (
             "The `fill_value` argument should be a number (or a list of three numbers) "
         )
         if isinstance(fv, (tuple, list)):
             if len(fv) != 3:
                 raise ValueError(text)
-            shape = (3, 1, 1) if self._cf else (3,)
-            return jnp.asarray(fv, jnp.float32).reshape(shape)
+            return tuple(float(v) for v in fv)
         if isinstance(fv, (int, float)):
-            return jnp.asarray(fv, jnp.float32)
+            return float(fv)
         raise ValueError(text)
 
     def _augment_images(self, x, key):
-        k_box, k_fill = _split_keys(key, 2)
-        ha, wa = (x.ndim - 2, x.ndim - 1) if self._cf else (x.ndim - 3, x.ndim - 2)
-        n = 1 if x.ndim == 3 else int(x.shape[0])
-        box, apply = _erasing_draws(
-            k_box, n, int(x.shape[ha]), int(x.shape[wa]), self.scale, self.factor
-        )
+        scale = tuple(float(f) for f in self.scale)
+        factor = tuple(float(f) for f in self.factor)
         vr = _value_range_list(self.value_range)
-        return _erase(x, box, apply, self._fill(x, k_fill), vr, self._cf)
+        return _erase(x, key, scale, factor, self._fill(), vr, self._cf)
 
     def get_config(self):
         return {
@@ -349,12 +395,6 @@ def _named_pair(factor, name, bounds=(0, 1)):
 
 
 # -- RandomGaussianBlur ----------------------------------------------------------------
-@op("RandomGaussianBlurDraws", inputs=("key",), differentiable=False)
-def _blur_draws(key, n, factor, sigma):
-    k1, k2, ks = _keys(key, 3)
-    return _applied(k1, k2, n, factor), _uniform(ks, (2,), *sigma) + 1e-6
-
-
 def _gaussian_kernel(size, sigma, dtype):
     """Keras's TF `gaussian_blur` kernel for a (traced) `sigma` pair."""
 
@@ -367,10 +407,16 @@ def _gaussian_kernel(size, sigma, dtype):
     return jnp.outer(one(k1, sigma[1]), one(k0, sigma[0])).reshape(k0, k1)
 
 
-@op("RandomGaussianBlur", inputs=("x", "apply", "sigma"), jit=True)
-def _random_blur(x, apply, sigma, kernel_size, value_range, channels_first):
+@op("RandomGaussianBlur", inputs=("x", "key"), jit=True)
+def _random_blur(x, key, factor, sigma_range, kernel_size, value_range,
+                 channels_first):  # fmt: skip
+    """Keras's draws (the coin from `factor`, one `(sigma_y, sigma_x)` in
+    `sigma_range` for the batch) and the blur, clipped to `value_range`."""
     y, restore = _nhwc(x, channels_first)
-    c = y.shape[-1]
+    n, c = y.shape[0], y.shape[-1]
+    u1, u2, us = _units(key, (n,), (n,), (2,))
+    apply = _applied(u1, u2, factor)
+    sigma = _between(us, *sigma_range) + 1e-6
     k = _gaussian_kernel(kernel_size, sigma.astype(y.dtype), y.dtype)
     blurred = jax.lax.conv_general_dilated(
         y,
@@ -403,11 +449,11 @@ class RandomGaussianBlur(_AugmentLayer):
         self.value_range = value_range
 
     def _augment_images(self, x, key):
-        n = 1 if x.ndim == 3 else int(x.shape[0])
-        apply, sigma = _blur_draws(key, n, self.factor, self.sigma)
+        factor = tuple(float(f) for f in self.factor)
+        sigma = tuple(float(f) for f in self.sigma)
         vr = _value_range_list(self.value_range)
         ks = tuple(int(k) for k in self.kernel_size)
-        return _random_blur(x, apply, sigma, ks, vr, self._cf)
+        return _random_blur(x, key, factor, sigma, ks, vr, self._cf)
 
     def get_config(self):
         return {
@@ -438,16 +484,19 @@ def _kernel_size(size, name="kernel_size"):
 
 
 # -- RandomShear -----------------------------------------------------------------------
-@op("ShearTransforms", inputs=("key",), differentiable=False)
-def _shear_transforms(key, n, x_range, y_range):
-    """Keras's shear matrices `[1, sx, 0, sy, 1, 0, 0, 0]`, both factors
-    negated together for half the images."""
-    ki, ky, kx = _keys(key, 3)
-    sign = jnp.where(_uniform(ki, (n,)) > 0.5, -1.0, 1.0)
-    sy = _uniform(ky, (n,), *y_range) * sign
-    sx = _uniform(kx, (n,), *x_range) * sign
+@op("RandomShear", inputs=("x", "key"), jit=True)
+def _random_shear(x, key, x_range, y_range, interpolation, fill_mode, fill_value,
+                  channels_first):  # fmt: skip
+    """Keras's shear matrices `[1, sx, 0, sy, 1, 0, 0, 0]` (both factors
+    negated together for half the images), applied by `affine_transform`."""
+    n = 1 if x.ndim == 3 else x.shape[0]
+    ui, uy, ux = _units(key, (n,), (n,), (n,))
+    sign = jnp.where(ui > 0.5, -1.0, 1.0)
+    sy = _between(uy, *y_range) * sign
+    sx = _between(ux, *x_range) * sign
     one, zero = jnp.ones_like(sx), jnp.zeros_like(sx)
-    return jnp.stack([one, sx, zero, sy, one, zero, zero, zero], axis=1)
+    t = jnp.stack([one, sx, zero, sy, one, zero, zero, zero], axis=1)
+    return _affine_body(x, t, interpolation, fill_mode, fill_value, channels_first)
 
 
 class RandomShear(_AugmentLayer):
@@ -498,12 +547,10 @@ class RandomShear(_AugmentLayer):
         raise ValueError(self._TEXT + f"Received: {name}={factor}")
 
     def _augment_images(self, x, key):
-        n = 1 if x.ndim == 3 else int(x.shape[0])
         xr = tuple(float(f) for f in self.x_factor)
         yr = tuple(float(f) for f in self.y_factor)
-        t = _shear_transforms(key, n, xr, yr)
-        return _affine(x, t, self.interpolation, self.fill_mode,
-                       float(self.fill_value), self._cf)  # fmt: skip
+        return _random_shear(x, key, xr, yr, self.interpolation, self.fill_mode,
+                             float(self.fill_value), self._cf)  # fmt: skip
 
     def get_config(self):
         return {
@@ -517,19 +564,16 @@ class RandomShear(_AugmentLayer):
 
 
 # -- RandomPerspective -----------------------------------------------------------------
-@op("RandomPerspectiveDraws", inputs=("key",), differentiable=False)
-def _perspective_draws(key, n, factor, scale):
-    k1, k2, kp = _keys(key, 3)
-    offsets = _uniform(kp, (n, 4, 2), -0.5 * scale, 0.5 * scale)
-    return _applied(k1, k2, n, factor), offsets
-
-
-@op("RandomPerspective", inputs=("x", "apply", "offsets"), jit=True)
-def _random_perspective(x, apply, offsets, order, fill_value, channels_first):
+@op("RandomPerspective", inputs=("x", "key"), jit=True)
+def _random_perspective(x, key, factor, scale, order, fill_value, channels_first):
     """Keras's: corners `(0, 0), (w-1, 0), (0, h-1), (w-1, h-1)` moved by
-    `corner * offset`, the image warped by `perspective_transform`."""
+    `corner * offset` (offsets uniform in `±scale / 2`), the image warped by
+    `perspective_transform` (when the coin from `factor` says so)."""
     y, restore = _nhwc(x, channels_first)
     n, h, w, _ = y.shape
+    u1, u2, uo = _units(key, (n,), (n,), (n, 4, 2))
+    apply = _applied(u1, u2, factor)
+    offsets = _between(uo, -0.5 * scale, 0.5 * scale)
     start = jnp.asarray(
         [[0.0, 0.0], [w - 1.0, 0.0], [0.0, h - 1.0], [w - 1.0, h - 1.0]], jnp.float32
     )
@@ -568,11 +612,10 @@ class RandomPerspective(_AugmentLayer):
         self.interpolation = interpolation
 
     def _augment_images(self, x, key):
-        n = 1 if x.ndim == 3 else int(x.shape[0])
-        apply, offsets = _perspective_draws(key, n, self.factor, float(self.scale))
+        factor = tuple(float(f) for f in self.factor)
         order = _INTERPOLATIONS.index(self.interpolation)
-        return _random_perspective(x, apply, offsets, order, float(self.fill_value),
-                                   self._cf)  # fmt: skip
+        return _random_perspective(x, key, factor, float(self.scale), order,
+                                   float(self.fill_value), self._cf)  # fmt: skip
 
     def get_config(self):
         return {
@@ -585,23 +628,21 @@ class RandomPerspective(_AugmentLayer):
 
 
 # -- RandomElasticTransform ------------------------------------------------------------
-@op("RandomElasticDraws", inputs=("key",), differentiable=False)
-def _elastic_draws(key, n, factor, scale):
-    k1, k2, kd, kf = _keys(key, 4)
-    distortion = _uniform(kd, (), *scale)
-    return _applied(k1, k2, n, factor), distortion, jax.random.key_data(kf)
-
-
-@op("RandomElasticTransform", inputs=("x", "apply", "distortion", "key"), jit=True)
-def _random_elastic(x, apply, distortion, key, ksize, order, fill_mode, fill_value,
+@op("RandomElasticTransform", inputs=("x", "key"), jit=True)
+def _random_elastic(x, key, factor, scale, ksize, order, fill_mode, fill_value,
                     value_range, channels_first):  # fmt: skip
-    """Keras's: `alpha = 0.1 f max(h, w)`, `sigma = 0.05 f min(h, w)` for the
-    drawn distortion `f`, then `elastic_transform`, then clipped."""
+    """Keras's: `alpha = 0.1 f max(h, w)`, `sigma = 0.05 f min(h, w)` for a
+    distortion `f` drawn from `scale`, then `elastic_transform` (when the
+    coin from `factor` says so), then clipped."""
     y, restore = _nhwc(x, channels_first)
-    h, w = y.shape[1], y.shape[2]
+    n, h, w, _ = y.shape
+    u1, u2, ud, uf1, uf2 = _units(key, (n,), (n,), (), (n, h, w), (n, h, w))
+    apply = _applied(u1, u2, factor)
+    distortion = _between(ud, *scale)
     alpha = max(h, w) * 0.1 * distortion
     sigma = min(h, w) * 0.05 * distortion
-    warped = kimage.elastic(y, key, alpha, sigma, ksize=ksize, order=order,
+    noise = kimage.box_muller(uf1, uf2)
+    warped = kimage.elastic(y, noise, alpha, sigma, ksize=ksize, order=order,
                             fill_mode=fill_mode, fill_value=fill_value)  # fmt: skip
     out = jnp.where(apply[:, None, None, None], warped, y)
     return restore(jnp.clip(out, value_range[0], value_range[1]))
@@ -644,13 +685,11 @@ class RandomElasticTransform(_AugmentLayer):
             return x
         ha, wa = (x.ndim - 2, x.ndim - 1) if self._cf else (x.ndim - 3, x.ndim - 2)
         h, w = int(x.shape[ha]), int(x.shape[wa])
-        n = 1 if x.ndim == 3 else int(x.shape[0])
-        apply, distortion, field_key = _elastic_draws(
-            key, n, self.factor, tuple(float(s) for s in self.scale)
-        )
+        factor = tuple(float(f) for f in self.factor)
+        scale = tuple(float(f) for f in self.scale)
         ksize = kimage.elastic_kernel_size(min(h, w) * 0.05 * float(self.scale[1]))
         return _random_elastic(
-            x, apply, distortion, field_key, ksize,
+            x, key, factor, scale, ksize,
             _INTERPOLATIONS.index(self.interpolation), self.fill_mode,
             float(self.fill_value), _value_range_list(self.value_range), self._cf,
         )  # fmt: skip

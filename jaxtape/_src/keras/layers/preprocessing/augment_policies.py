@@ -10,6 +10,8 @@ RandAugment does, so a compiled call picks afresh each time.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -17,6 +19,10 @@ from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers.preprocessing.augment import (
     RandomShear,
     _AugmentLayer,
+    _beta,
+    _cut,
+    _gamma_units,
+    _log_gamma,
     _split_keys,
     _value_range_list,
 )
@@ -102,11 +108,13 @@ class _PolicyLayer(_AugmentLayer):
 
 
 # -- RandAugment -----------------------------------------------------------------------
-@op("RandAugmentDraws", inputs=("key",), differentiable=False)
+@op("RandAugmentDraws", inputs=("key",), differentiable=False, jit=True)
 def _rand_augment_draws(key, num_ops, num_layers):
-    ki, kl = jax.random.split(jax.random.wrap_key_data(key))
-    index = jax.random.randint(ki, (num_ops,), 0, num_layers)
-    return index, jax.random.key_data(jax.random.split(kl, num_layers))
+    """The sub-layer of each step (uniform) and one key per sub-layer."""
+    keys = jax.random.split(jax.random.wrap_key_data(key), num_layers + 1)
+    u = jax.random.uniform(keys[0], (num_ops,), jnp.float32)
+    index = jnp.minimum(jnp.floor(u * num_layers), num_layers - 1).astype(jnp.int32)
+    return index, jax.random.key_data(keys[1:])
 
 
 class RandAugment(_PolicyLayer):
@@ -150,18 +158,20 @@ class RandAugment(_PolicyLayer):
 
 
 # -- AugMix ----------------------------------------------------------------------------
-@op("AugMixDraws", inputs=("key",), differentiable=False)
+@op("AugMixDraws", inputs=("key",), differentiable=False, jit=True)
 def _aug_mix_draws(key, num_chains, chain_depth, num_layers, alpha):
     """Chain weights (Dirichlet(alpha)), the blend weight (Beta(alpha,
     alpha)), the op choices (one past the last: none) and their keys."""
-    kd, kb, kc, kk = jax.random.split(jax.random.wrap_key_data(key), 4)
-    gamma = jax.random.gamma(kd, alpha, (num_chains,), jnp.float32)
-    weights = gamma / jnp.sum(gamma)
-    blend = jax.random.beta(kb, alpha, alpha, (), jnp.float32)
     shape = (num_chains, chain_depth)
-    choices = jax.random.randint(kc, shape, 0, num_layers + 1)
-    keys = jax.random.key_data(jax.random.split(kk, num_chains * chain_depth))
-    return weights, blend, choices, keys.reshape(shape + (-1,))
+    keys = jax.random.split(jax.random.wrap_key_data(key), math.prod(shape) + 1)
+    sizes = ((_gamma_units((num_chains,)),), (2 * _gamma_units(()),), shape)
+    total = sum(math.prod(s) for s in sizes)
+    uw, ub, uc = _cut(jax.random.uniform(keys[0], (total,), jnp.float32), *sizes)
+    weights = jax.nn.softmax(_log_gamma(uw, alpha, (num_chains,)))
+    blend = _beta(ub, alpha, ())
+    choices = jnp.minimum(jnp.floor(uc * (num_layers + 1)), num_layers)
+    keys = jax.random.key_data(keys[1:]).reshape(shape + (-1,))
+    return weights, blend, choices.astype(jnp.int32), keys
 
 
 @op("AugMixBlend", inputs=("x", "chains", "weights", "blend"), jit=True)
