@@ -11,7 +11,6 @@ a config that drops an argument loses it on save/load and `clone_model`.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import jaxtape
@@ -19,7 +18,10 @@ from jaxtape._src.keras import layers as jl
 
 
 def _init(seed=3):
-    return {"class_name": "RandomNormal", "config": {"mean": 0.1, "stddev": 0.2, "seed": seed}}
+    return {
+        "class_name": "RandomNormal",
+        "config": {"mean": 0.1, "stddev": 0.2, "seed": seed},
+    }
 
 
 def _reg(l2=0.01):
@@ -55,14 +57,21 @@ _RNN = {
     "dtype": "float64",
     **_kernel_args(("kernel", "recurrent", "bias")),
 }
-_NORM = {"epsilon": 0.01, "center": True, "scale": True, **_kernel_args(("beta", "gamma"))}
+_NORM = {
+    "epsilon": 0.01,
+    "center": True,
+    "scale": True,
+    **_kernel_args(("beta", "gamma")),
+}
 
 # name -> builder of the layer from a layers module (keras.layers or jaxtape's)
 ROWS = {
     "Activation": lambda m: m.Activation("relu6", dtype="float16"),
     "ActivityRegularization": lambda m: m.ActivityRegularization(l1=0.1, l2=0.2),
     "AdaptiveAveragePooling1D": lambda m: m.AdaptiveAveragePooling1D(3),
-    "AdaptiveAveragePooling2D": lambda m: m.AdaptiveAveragePooling2D((2, 3), data_format="channels_first"),
+    "AdaptiveAveragePooling2D": lambda m: m.AdaptiveAveragePooling2D(
+        (2, 3), data_format="channels_first"
+    ),
     "AdaptiveAveragePooling3D": lambda m: m.AdaptiveAveragePooling3D(2),
     "AdaptiveMaxPooling1D": lambda m: m.AdaptiveMaxPooling1D(4),
     "AdaptiveMaxPooling2D": lambda m: m.AdaptiveMaxPooling2D(2),
@@ -70,148 +79,244 @@ ROWS = {
     "Add": lambda m: m.Add(dtype="float64"),
     "AdditiveAttention": lambda m: m.AdditiveAttention(use_scale=False, dropout=0.2),
     "AlphaDropout": lambda m: m.AlphaDropout(0.3, noise_shape=(1, 2), seed=4),
-    "Attention": lambda m: m.Attention(use_scale=True, score_mode="concat", dropout=0.1, seed=2),
+    "Attention": lambda m: m.Attention(
+        use_scale=True, score_mode="concat", dropout=0.1, seed=2
+    ),
     "AugMix": lambda m: m.AugMix(value_range=(0, 1), num_chains=2, seed=1),
     "AutoContrast": lambda m: m.AutoContrast(value_range=(0, 1)),
     "Average": lambda m: m.Average(),
     "AveragePooling1D": lambda m: m.AveragePooling1D(3, strides=2, padding="same"),
-    "AveragePooling2D": lambda m: m.AveragePooling2D((2, 3), data_format="channels_first"),
+    "AveragePooling2D": lambda m: m.AveragePooling2D(
+        (2, 3), data_format="channels_first"
+    ),
     "AveragePooling3D": lambda m: m.AveragePooling3D(2, strides=(1, 2, 1)),
     "BatchNormalization": lambda m: m.BatchNormalization(
-        axis=1, momentum=0.9, moving_mean_initializer=_init(7),
-        moving_variance_initializer="ones", **_NORM),  # fmt: skip
-    "Bidirectional": lambda m: m.Bidirectional(m.LSTM(3, return_sequences=True), merge_mode="sum"),
-    "CategoryEncoding": lambda m: m.CategoryEncoding(num_tokens=5, output_mode="count", sparse=False),
+        axis=1,
+        momentum=0.9,
+        moving_mean_initializer=_init(7),
+        moving_variance_initializer="ones",
+        **_NORM,
+    ),
+    "Bidirectional": lambda m: m.Bidirectional(
+        m.LSTM(3, return_sequences=True), merge_mode="sum"
+    ),
+    "CategoryEncoding": lambda m: m.CategoryEncoding(
+        num_tokens=5, output_mode="count", sparse=False
+    ),
     "CenterCrop": lambda m: m.CenterCrop(4, 5, data_format="channels_first"),
     "Concatenate": lambda m: m.Concatenate(axis=1),
-    "ContrastLimitedAdaptiveHistogramEqualization": lambda m: m.ContrastLimitedAdaptiveHistogramEqualization(
-        value_range=(0, 1), tile_grid_size=(4, 4)),  # fmt: skip
+    "ContrastLimitedAdaptiveHistogramEqualization": lambda m: (
+        m.ContrastLimitedAdaptiveHistogramEqualization(
+            value_range=(0, 1), tile_grid_size=(4, 4)
+        )
+    ),
     "Conv1D": lambda m: m.Conv1D(4, 3, groups=2, **_CONV),
     "Conv1DTranspose": lambda m: m.Conv1DTranspose(4, 3, **_CONV),
     "Conv2D": lambda m: m.Conv2D(4, (2, 3), data_format="channels_first", **_CONV),
     "Conv2DTranspose": lambda m: m.Conv2DTranspose(4, 3, output_padding=None, **_CONV),
     "Conv3D": lambda m: m.Conv3D(2, 2, **_CONV),
     "Conv3DTranspose": lambda m: m.Conv3DTranspose(2, 2, **_CONV),
-    "ConvLSTM1D": lambda m: m.ConvLSTM1D(2, 3, return_sequences=True, unit_forget_bias=False, **_RNN),
+    "ConvLSTM1D": lambda m: m.ConvLSTM1D(
+        2, 3, return_sequences=True, unit_forget_bias=False, **_RNN
+    ),
     "ConvLSTM2D": lambda m: m.ConvLSTM2D(2, 3, padding="same", **_RNN),
     "ConvLSTM3D": lambda m: m.ConvLSTM3D(2, 2, recurrent_activation="tanh", **_RNN),
     "Cropping1D": lambda m: m.Cropping1D((2, 3)),
-    "Cropping2D": lambda m: m.Cropping2D(((1, 2), (3, 4)), data_format="channels_first"),
+    "Cropping2D": lambda m: m.Cropping2D(
+        ((1, 2), (3, 4)), data_format="channels_first"
+    ),
     "Cropping3D": lambda m: m.Cropping3D(2),
     "CutMix": lambda m: m.CutMix(factor=0.5, seed=3),
     "Dense": lambda m: m.Dense(5, lora_rank=None, **_DENSE),
     "DepthwiseConv1D": lambda m: m.DepthwiseConv1D(
-        3, depth_multiplier=2, **{k.replace("kernel", "depthwise"): v for k, v in _CONV.items()}),  # fmt: skip
+        3,
+        depth_multiplier=2,
+        **{k.replace("kernel", "depthwise"): v for k, v in _CONV.items()},
+    ),
     "DepthwiseConv2D": lambda m: m.DepthwiseConv2D(
-        (2, 3), **{k.replace("kernel", "depthwise"): v for k, v in _CONV.items()}),  # fmt: skip
-    "Discretization": lambda m: m.Discretization(bin_boundaries=[0.0, 1.0, 2.5], output_mode="one_hot"),
+        (2, 3), **{k.replace("kernel", "depthwise"): v for k, v in _CONV.items()}
+    ),
+    "Discretization": lambda m: m.Discretization(
+        bin_boundaries=[0.0, 1.0, 2.5], output_mode="one_hot"
+    ),
     "Dot": lambda m: m.Dot(axes=(1, 2), normalize=True),
     "Dropout": lambda m: m.Dropout(0.4, noise_shape=(None, 1), seed=5),
     "ELU": lambda m: m.ELU(alpha=0.5),
     "EinsumDense": lambda m: m.EinsumDense(
-        "ab,bc->ac", output_shape=4, bias_axes="c", activation="relu",
-        **_kernel_args()),  # fmt: skip
+        "ab,bc->ac", output_shape=4, bias_axes="c", activation="relu", **_kernel_args()
+    ),
     "Embedding": lambda m: m.Embedding(
-        10, 3, mask_zero=True, embeddings_initializer=_init(),
-        embeddings_regularizer=_reg(), embeddings_constraint=_con(),
-        activity_regularizer=_reg(0.3)),  # fmt: skip
+        10,
+        3,
+        mask_zero=True,
+        embeddings_initializer=_init(),
+        embeddings_regularizer=_reg(),
+        embeddings_constraint=_con(),
+        activity_regularizer=_reg(0.3),
+    ),
     "Equalization": lambda m: m.Equalization(value_range=(0, 1), bins=64),
     "Flatten": lambda m: m.Flatten(data_format="channels_first"),
-    "GRU": lambda m: m.GRU(3, reset_after=False, go_backwards=True, return_state=True, **_RNN),
+    "GRU": lambda m: m.GRU(
+        3, reset_after=False, go_backwards=True, return_state=True, **_RNN
+    ),
     "GRUCell": lambda m: m.GRUCell(3, recurrent_activation="relu", **_RNN),
     "GaussianDropout": lambda m: m.GaussianDropout(0.2, seed=1),
     "GaussianNoise": lambda m: m.GaussianNoise(0.3, seed=2),
-    "GlobalAveragePooling1D": lambda m: m.GlobalAveragePooling1D(data_format="channels_first", keepdims=True),
+    "GlobalAveragePooling1D": lambda m: m.GlobalAveragePooling1D(
+        data_format="channels_first", keepdims=True
+    ),
     "GlobalAveragePooling2D": lambda m: m.GlobalAveragePooling2D(keepdims=True),
-    "GlobalAveragePooling3D": lambda m: m.GlobalAveragePooling3D(data_format="channels_first"),
+    "GlobalAveragePooling3D": lambda m: m.GlobalAveragePooling3D(
+        data_format="channels_first"
+    ),
     "GlobalMaxPooling1D": lambda m: m.GlobalMaxPooling1D(keepdims=True),
     "GlobalMaxPooling2D": lambda m: m.GlobalMaxPooling2D(data_format="channels_first"),
     "GlobalMaxPooling3D": lambda m: m.GlobalMaxPooling3D(keepdims=True),
     "GroupNormalization": lambda m: m.GroupNormalization(groups=2, axis=1, **_NORM),
     "GroupQueryAttention": lambda m: m.GroupQueryAttention(
-        head_dim=4, num_query_heads=4, num_key_value_heads=2, dropout=0.1,
-        use_bias=False, **_kernel_args()),  # fmt: skip
+        head_dim=4,
+        num_query_heads=4,
+        num_key_value_heads=2,
+        dropout=0.1,
+        use_bias=False,
+        **_kernel_args(),
+    ),
     "HashedCrossing": lambda m: m.HashedCrossing(num_bins=7, output_mode="one_hot"),
     "Hashing": lambda m: m.Hashing(num_bins=5, mask_value=0, salt=[1, 2]),
     "Identity": lambda m: m.Identity(dtype="float64"),
     "InputLayer": lambda m: m.InputLayer(shape=(3, 4), batch_size=2, dtype="int32"),
     "IntegerLookup": lambda m: m.IntegerLookup(
-        max_tokens=10, num_oov_indices=2, mask_token=0, vocabulary=[3, 4, 5],
-        output_mode="multi_hot"),  # fmt: skip
-    "LSTM": lambda m: m.LSTM(3, unit_forget_bias=False, return_sequences=True, stateful=False, **_RNN),
+        max_tokens=10,
+        num_oov_indices=2,
+        mask_token=0,
+        vocabulary=[3, 4, 5],
+        output_mode="multi_hot",
+    ),
+    "LSTM": lambda m: m.LSTM(
+        3, unit_forget_bias=False, return_sequences=True, stateful=False, **_RNN
+    ),
     "LSTMCell": lambda m: m.LSTMCell(3, recurrent_activation="tanh", **_RNN),
     "Layer": lambda m: m.Layer(trainable=False, dtype="float64"),
-    "LayerNormalization": lambda m: m.LayerNormalization(axis=[1, 2], rms_scaling=False, **_NORM),
+    "LayerNormalization": lambda m: m.LayerNormalization(
+        axis=[1, 2], rms_scaling=False, **_NORM
+    ),
     "LeakyReLU": lambda m: m.LeakyReLU(negative_slope=0.1),
     "Masking": lambda m: m.Masking(mask_value=-1.0),
     "MaxPooling1D": lambda m: m.MaxPooling1D(3, strides=1, padding="same"),
     "MaxPooling2D": lambda m: m.MaxPooling2D((2, 3), data_format="channels_first"),
     "MaxPooling3D": lambda m: m.MaxPooling3D(2, strides=(1, 2, 1)),
     "Maximum": lambda m: m.Maximum(),
-    "MelSpectrogram": lambda m: m.MelSpectrogram(fft_length=512, num_mel_bins=40, power_to_db=False),
+    "MelSpectrogram": lambda m: m.MelSpectrogram(
+        fft_length=512, num_mel_bins=40, power_to_db=False
+    ),
     "Minimum": lambda m: m.Minimum(),
     "MixUp": lambda m: m.MixUp(alpha=0.4, seed=2),
     "MultiHeadAttention": lambda m: m.MultiHeadAttention(
-        num_heads=2, key_dim=4, value_dim=3, dropout=0.1, use_bias=True,
-        output_shape=(5,), attention_axes=(1,), **_kernel_args()),  # fmt: skip
+        num_heads=2,
+        key_dim=4,
+        value_dim=3,
+        dropout=0.1,
+        use_bias=True,
+        output_shape=(5,),
+        attention_axes=(1,),
+        **_kernel_args(),
+    ),
     "Multiply": lambda m: m.Multiply(),
-    "Normalization": lambda m: m.Normalization(axis=(1, 2), mean=[1.0, 2.0], variance=[3.0, 4.0]),
+    "Normalization": lambda m: m.Normalization(
+        axis=(1, 2), mean=[1.0, 2.0], variance=[3.0, 4.0]
+    ),
     "PReLU": lambda m: m.PReLU(
-        alpha_initializer=_init(), alpha_regularizer=_reg(), alpha_constraint=_con(),
-        shared_axes=[1]),  # fmt: skip
+        alpha_initializer=_init(),
+        alpha_regularizer=_reg(),
+        alpha_constraint=_con(),
+        shared_axes=[1],
+    ),
     "Permute": lambda m: m.Permute((2, 1)),
     "RMSNormalization": lambda m: m.RMSNormalization(axis=1, epsilon=0.01),
     "RNN": lambda m: m.RNN(m.SimpleRNNCell(3), return_sequences=True, unroll=True),
-    "RandAugment": lambda m: m.RandAugment(value_range=(0, 1), num_ops=3, factor=0.3, seed=1),
+    "RandAugment": lambda m: m.RandAugment(
+        value_range=(0, 1), num_ops=3, factor=0.3, seed=1
+    ),
     "RandomBrightness": lambda m: m.RandomBrightness(0.2, value_range=(0, 1), seed=1),
     "RandomColorDegeneration": lambda m: m.RandomColorDegeneration(0.3, seed=1),
-    "RandomColorJitter": lambda m: m.RandomColorJitter(value_range=(0, 1), brightness_factor=0.2, seed=2),
+    "RandomColorJitter": lambda m: m.RandomColorJitter(
+        value_range=(0, 1), brightness_factor=0.2, seed=2
+    ),
     "RandomContrast": lambda m: m.RandomContrast(0.3, seed=2),
     "RandomCrop": lambda m: m.RandomCrop(4, 5, seed=3),
-    "RandomElasticTransform": lambda m: m.RandomElasticTransform(factor=0.5, scale=0.2, seed=1),
+    "RandomElasticTransform": lambda m: m.RandomElasticTransform(
+        factor=0.5, scale=0.2, seed=1
+    ),
     "RandomErasing": lambda m: m.RandomErasing(factor=0.5, seed=1),
     "RandomFlip": lambda m: m.RandomFlip("vertical", seed=4),
-    "RandomGaussianBlur": lambda m: m.RandomGaussianBlur(factor=0.5, kernel_size=5, seed=1),
+    "RandomGaussianBlur": lambda m: m.RandomGaussianBlur(
+        factor=0.5, kernel_size=5, seed=1
+    ),
     "RandomGrayscale": lambda m: m.RandomGrayscale(factor=0.3),
     "RandomHue": lambda m: m.RandomHue(0.2, value_range=(0, 1), seed=1),
     "RandomInvert": lambda m: m.RandomInvert(factor=0.4, value_range=(0, 1), seed=1),
     "RandomPerspective": lambda m: m.RandomPerspective(factor=0.5, scale=0.5, seed=1),
-    "RandomPosterization": lambda m: m.RandomPosterization(3, value_range=(0, 1), seed=1),
+    "RandomPosterization": lambda m: m.RandomPosterization(
+        3, value_range=(0, 1), seed=1
+    ),
     "RandomRotation": lambda m: m.RandomRotation(0.2, fill_mode="nearest", seed=1),
     "RandomSaturation": lambda m: m.RandomSaturation(0.3, seed=1),
     "RandomSharpness": lambda m: m.RandomSharpness(0.3, seed=1),
     "RandomShear": lambda m: m.RandomShear(x_factor=0.2, y_factor=0.1, seed=1),
-    "RandomTranslation": lambda m: m.RandomTranslation(0.1, 0.2, fill_mode="constant", seed=1),
+    "RandomTranslation": lambda m: m.RandomTranslation(
+        0.1, 0.2, fill_mode="constant", seed=1
+    ),
     "RandomZoom": lambda m: m.RandomZoom(0.2, width_factor=(-0.1, 0.1), seed=1),
     "ReLU": lambda m: m.ReLU(max_value=6.0, negative_slope=0.1, threshold=0.5),
     "RepeatVector": lambda m: m.RepeatVector(4),
     "Rescaling": lambda m: m.Rescaling(1 / 255, offset=-1.0),
     "Reshape": lambda m: m.Reshape((2, -1)),
-    "Resizing": lambda m: m.Resizing(8, 9, interpolation="nearest", crop_to_aspect_ratio=True),
+    "Resizing": lambda m: m.Resizing(
+        8, 9, interpolation="nearest", crop_to_aspect_ratio=True
+    ),
     "ReversibleEmbedding": lambda m: m.ReversibleEmbedding(
-        10, 3, tie_weights=False, reverse_dtype="float32",
-        embeddings_initializer=_init()),  # fmt: skip
-    "STFTSpectrogram": lambda m: m.STFTSpectrogram(mode="magnitude", frame_length=64, frame_step=16),
+        10,
+        3,
+        tie_weights=False,
+        reverse_dtype="float32",
+        embeddings_initializer=_init(),
+    ),
+    "STFTSpectrogram": lambda m: m.STFTSpectrogram(
+        mode="magnitude", frame_length=64, frame_step=16
+    ),
     "SeparableConv1D": lambda m: m.SeparableConv1D(
-        4, 3, depth_multiplier=2, **{k: v for k, v in _CONV.items() if "kernel" not in k},
-        **_kernel_args(("depthwise", "pointwise"))),  # fmt: skip
+        4,
+        3,
+        depth_multiplier=2,
+        **{k: v for k, v in _CONV.items() if "kernel" not in k},
+        **_kernel_args(("depthwise", "pointwise")),
+    ),
     "SeparableConv2D": lambda m: m.SeparableConv2D(
-        4, 3, **{k: v for k, v in _CONV.items() if "kernel" not in k},
-        **_kernel_args(("depthwise", "pointwise"))),  # fmt: skip
+        4,
+        3,
+        **{k: v for k, v in _CONV.items() if "kernel" not in k},
+        **_kernel_args(("depthwise", "pointwise")),
+    ),
     "SimpleRNN": lambda m: m.SimpleRNN(3, return_sequences=True, unroll=True, **_RNN),
     "SimpleRNNCell": lambda m: m.SimpleRNNCell(3, **_RNN),
     "Softmax": lambda m: m.Softmax(axis=1),
-    "Solarization": lambda m: m.Solarization(addition_factor=0.2, threshold_factor=0.3, value_range=(0, 1), seed=1),
+    "Solarization": lambda m: m.Solarization(
+        addition_factor=0.2, threshold_factor=0.3, value_range=(0, 1), seed=1
+    ),
     "SpatialDropout1D": lambda m: m.SpatialDropout1D(0.2, seed=1),
     "SpatialDropout2D": lambda m: m.SpatialDropout2D(0.2, data_format="channels_first"),
     "SpatialDropout3D": lambda m: m.SpatialDropout3D(0.2),
-    "SpectralNormalization": lambda m: m.SpectralNormalization(m.Dense(3), power_iterations=2),
+    "SpectralNormalization": lambda m: m.SpectralNormalization(
+        m.Dense(3), power_iterations=2
+    ),
     "StackedRNNCells": lambda m: m.StackedRNNCells([m.SimpleRNNCell(2), m.GRUCell(3)]),
     "StringLookup": lambda m: m.StringLookup(
-        max_tokens=10, num_oov_indices=1, vocabulary=["a", "b"], output_mode="int"),  # fmt: skip
+        max_tokens=10, num_oov_indices=1, vocabulary=["a", "b"], output_mode="int"
+    ),
     "Subtract": lambda m: m.Subtract(),
     "TextVectorization": lambda m: m.TextVectorization(
-        max_tokens=20, output_sequence_length=5, ngrams=2, split="whitespace"),  # fmt: skip
+        max_tokens=20, output_sequence_length=5, ngrams=2, split="whitespace"
+    ),
     "TimeDistributed": lambda m: m.TimeDistributed(m.Dense(3, activation="relu")),
     "UnitNormalization": lambda m: m.UnitNormalization(axis=(1, 2)),
     "UpSampling1D": lambda m: m.UpSampling1D(3),
@@ -265,10 +370,13 @@ def test_the_table_covers_every_shared_layer():
     names = {n for cls, n in by_class.items()}
     covered = set(ROWS) | set(SKIPPED)
     missing = {
-        n for n in names
+        n
+        for n in names
         if n not in covered
-        and not any(getattr(keras.layers, r, None) is getattr(keras.layers, n) for r in covered)
-    }  # fmt: skip
+        and not any(
+            getattr(keras.layers, r, None) is getattr(keras.layers, n) for r in covered
+        )
+    }
     assert not missing, f"no row for: {sorted(missing)}"
 
 
@@ -288,3 +396,18 @@ def test_config_equals_keras(name, tf):
     back = jaxtape.keras.layers.deserialize(jaxtape.keras.layers.serialize(j_layer))
     assert type(back) is type(j_layer)
     assert _config(back) == expected
+
+
+def test_default_configs_equal_keras(tf):
+    """Configs with every default (Keras lists some entries only when set)."""
+    import keras
+
+    for build in (
+        lambda m: m.Dense(3),
+        lambda m: m.Embedding(4, 2),
+        lambda m: m.Conv2D(2, 3),
+        lambda m: m.BatchNormalization(),
+        lambda m: m.LayerNormalization(),
+        lambda m: m.PReLU(),
+    ):
+        assert _config(build(jl)) == _config(build(keras.layers))

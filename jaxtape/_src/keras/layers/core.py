@@ -155,6 +155,11 @@ def add_activity_loss(layer: Layer, regularizer, outputs) -> None:
     layer.add_loss(loss)
 
 
+def _or_none(serialize, obj):
+    """`serialize(obj)`, or None for an unset (None) object."""
+    return None if obj is None else serialize(obj)
+
+
 def _serialized(layer, kind, serialize, *prefixes) -> dict:
     """`{prefix}_{kind}` entries of a config (`kind` "regularizer" or
     "constraint"), serialized; None where unset."""
@@ -165,8 +170,26 @@ def _serialized(layer, kind, serialize, *prefixes) -> dict:
     return out
 
 
+def _refuse_lora_and_quantization(
+    layer: str, lora_rank=None, lora_alpha=None, quantization_config=None
+) -> None:
+    """Keras's LoRA and quantization arguments: accepted unset (a tf.keras
+    config holds `quantization_config: None`), NotImplementedError when set."""
+    if quantization_config is not None:
+        raise NotImplementedError(
+            f"{layer}(quantization_config=...) (Keras's quantization) is not "
+            "supported by jaxtape; leave it unset."
+        )
+    if lora_rank or lora_alpha:
+        raise NotImplementedError(
+            f"{layer}(lora_rank=...) (LoRA) is not supported by jaxtape; leave "
+            "`lora_rank` and `lora_alpha` unset."
+        )
+
+
 class Dense(_KernelLayer):
-    """`activation(inputs @ kernel + bias)` (Keras's `Dense`)."""
+    """`activation(inputs @ kernel + bias)` (Keras's `Dense`); LoRA and
+    quantization (`lora_rank`, `quantization_config`) raise NotImplementedError."""
 
     def __init__(
         self,
@@ -180,8 +203,14 @@ class Dense(_KernelLayer):
         activity_regularizer=None,
         kernel_constraint=None,
         bias_constraint=None,
+        lora_rank=None,
+        lora_alpha=None,
+        quantization_config=None,
         **kwargs,
     ):
+        _refuse_lora_and_quantization(
+            "Dense", lora_rank, lora_alpha, quantization_config
+        )
         super().__init__(**kwargs)
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Dense: units must be a positive integer; got {units!r}.")
@@ -220,11 +249,15 @@ class Dense(_KernelLayer):
         return self.activation(y)
 
     def get_config(self):
-        return {
+        cfg = {
             **super().get_config(),
             "units": self.units,
             **self._kernel_config(),
+            "quantization_config": None,
         }
+        if self.activity_regularizer is None:  # (Keras's Dense: listed when set)
+            del cfg["activity_regularizer"]
+        return cfg
 
     @classmethod
     def from_config(cls, config: dict) -> Any:
@@ -232,7 +265,10 @@ class Dense(_KernelLayer):
 
 
 class Embedding(Layer):
-    """Maps integer indices to rows of an `(input_dim, output_dim)` matrix."""
+    """Maps integer indices to rows of an `(input_dim, output_dim)` matrix
+    (Keras's `Embedding`: `weights` sets the initial matrix, the constraint
+    applies after each optimizer update; LoRA and quantization raise
+    NotImplementedError)."""
 
     _TAKES_INPUT_LENGTH = True  # TF 2's `input_length`: unused, Keras 3 warns
 
@@ -242,18 +278,32 @@ class Embedding(Layer):
         output_dim,
         embeddings_initializer="uniform",
         embeddings_regularizer=None,
+        embeddings_constraint=None,
+        mask_zero=False,
+        weights=None,
+        lora_rank=None,
+        lora_alpha=None,
+        quantization_config=None,
         **kwargs,
     ):
-        mask_zero = bool(kwargs.pop("mask_zero", False))
+        _refuse_lora_and_quantization(
+            "Embedding", lora_rank, lora_alpha, quantization_config
+        )
+        activity_regularizer = kwargs.pop("activity_regularizer", None)
         super().__init__(**kwargs)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self._autocast = False  # (Keras's: indices are not cast to float16)
         # Keras's: index 0 is padding, masked for the layers downstream (an RNN).
-        self.mask_zero = mask_zero
-        self.supports_masking = mask_zero
+        self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         init = "random_uniform" if embeddings_initializer == "uniform" else None
         self.embeddings_initializer = initializers.get(init or embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        if weights is not None:  # (Keras's: built now, holding `weights`)
+            self.build(None)
+            self.set_weights(weights if isinstance(weights, list) else [weights])
 
     def build(self, input_shape):
         self.embeddings = self.add_weight(
@@ -261,6 +311,7 @@ class Embedding(Layer):
             (self.input_dim, self.output_dim),
             initializer=self.embeddings_initializer,
             regularizer=self.embeddings_regularizer,
+            constraint=self.embeddings_constraint,
         )
         self.built = True
 
@@ -273,6 +324,8 @@ class Embedding(Layer):
         out = array_ops.gather(self.embeddings, inputs)
         if out.dtype.name != self.compute_dtype:  # (Keras casts, mixed policies)
             out = math_ops.cast(out, self.compute_dtype)
+        if self.activity_regularizer is not None:
+            add_activity_loss(self, self.activity_regularizer, out)
         return out
 
     def compute_mask(self, inputs, previous_mask=None):
@@ -287,7 +340,17 @@ class Embedding(Layer):
             **super().get_config(),
             "input_dim": self.input_dim,
             "output_dim": self.output_dim,
+            "embeddings_initializer": initializers.serialize(
+                self.embeddings_initializer
+            ),
+            **_serialized(
+                self, "regularizer", regularizers.serialize, "embeddings", "activity"
+            ),
+            "embeddings_constraint": _or_none(
+                constraints.serialize, self.embeddings_constraint
+            ),
             "mask_zero": self.mask_zero,
+            "quantization_config": None,
         }
 
 
