@@ -256,7 +256,7 @@ def _inputs(tf_op):
         "x": _x(tf_op, n),
         "xa": _x(tf_op, m),
         "xt": np.swapaxes(_x(tf_op, n), -1, -2).copy(),
-        "xb": _x(tf_op, n, batch=(3, 1)),
+        "xb": _x(tf_op, n, batch=(2,)),
         "m": _x(tf_op, m, n, batch=batch),
         "bad": _x(tf_op, n + 1),
     }

@@ -8,9 +8,13 @@ class's dense defaults where its structure gives a faster or exact path.
 
 from __future__ import annotations
 
+from typing import Any
+
+import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import dtypes
+from jaxtape._src.core.dispatch import op
 from jaxtape._src.ops import (
     array_ops,
     creation_ops,
@@ -313,6 +317,16 @@ class LinearOperatorBlockDiag(LinearOperator):
             sum(o.domain_dimension for o in self._operators),
         )
 
+    def matmul(self, x, adjoint=False, adjoint_arg=False, name="matmul"):
+        """`self @ x`, block by block (`x` a Tensor or an operator)."""
+        _refuse_block_list(x, "matmul")
+        return super().matmul(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
+
+    def solve(self, rhs, adjoint=False, adjoint_arg=False, name="solve"):
+        """`x` with `self @ x = rhs`, block by block."""
+        _refuse_block_list(rhs, "solve")
+        return super().solve(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg)
+
     def _blockwise(self, x, sizes, step):
         batch = np.broadcast_shapes(self._shape()[:-2], shape_of(x)[:-2])
         parts = [
@@ -411,6 +425,16 @@ class LinearOperatorBlockDiag(LinearOperator):
             is_non_singular=True,
             is_square=True,
         )
+
+
+def _refuse_block_list(x, method):
+    if isinstance(x, (list, tuple)) and x and not isinstance(x[0], (int, float)):
+        if any(np.ndim(b) >= 2 or hasattr(b, "shape") for b in x):
+            raise NotImplementedError(
+                f"LinearOperatorBlockDiag.{method} with a list of blocks is not "
+                "supported in jaxtape; concatenate the blocks along the rows "
+                "(`jaxtape.concat(blocks, axis=-2)`) and pass one tensor."
+            )
 
 
 # -- BlockLowerTriangular --------------------------------------------------------------
@@ -573,6 +597,29 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
 _COMPLEX_OF = {"float16": "complex64", "float32": "complex64", "float64": "complex128"}
 
 
+@op("CirculantMatMul", inputs=("spectrum", "x"), jit=True)
+def _circulant_apply(spectrum, x, depth, adjoint, adjoint_arg, divide, out_dtype):
+    """`A @ x` (or `A^-1 @ x`) for the circulant with this spectrum: one
+    compiled FFT, multiply (divide), inverse FFT."""
+    wide = {np.dtype(np.float64), np.dtype(np.complex128)}
+    cdt = np.complex128 if {spectrum.dtype, x.dtype} & wide else np.complex64
+    if adjoint_arg:
+        x = jnp.conj(jnp.swapaxes(x, -1, -2))
+    spec = spectrum.astype(cdt)
+    if adjoint:
+        spec = jnp.conj(spec)
+    block = spectrum.shape[-depth:]
+    n, r = x.shape[-2], x.shape[-1]
+    y = jnp.swapaxes(x.astype(cdt), -1, -2).reshape(x.shape[:-2] + (r,) + block)
+    axes = tuple(range(-depth, 0))
+    y = jnp.fft.fftn(y, axes=axes)
+    spec = jnp.expand_dims(spec, -1 - depth)
+    y = y / spec if divide else y * spec
+    y = jnp.fft.ifftn(y, axes=axes)
+    y = jnp.swapaxes(y.reshape(y.shape[: -depth - 1] + (r, n)), -1, -2)
+    return (y if np.dtype(out_dtype).kind == "c" else jnp.real(y)).astype(out_dtype)
+
+
 class _BaseCirculant(LinearOperator):
     """A (block-)circulant operator of depth 1, 2 or 3, given by its spectrum
     (the DFT of its convolution kernel): `matmul` is FFT, multiply, inverse
@@ -660,26 +707,16 @@ class _BaseCirculant(LinearOperator):
             y if self.dtype.is_complex else math_ops.real(y), self.dtype
         )
 
-    def _matmul(self, x, adjoint=False, adjoint_arg=False, divide=False):
-        x = adjoint_matrix(x) if adjoint_arg else x
-        spectrum = self._spectrum_complex()
-        if adjoint:
-            spectrum = math_ops.conj(spectrum)
-        s = shape_of(x)
-        batch, r = s[:-2], s[-1]
-        block = list(self.block_shape)
-        # [..., N, R] -> [..., R, n1, (n2, n3)]: the FFT runs over the blocks
-        y = math_ops.cast(x, self._complex)
-        y = adjoint_matrix(math_ops.conj(y))  # a transpose
-        y = array_ops.reshape(y, list(batch) + [r] + block)
-        y = self._fft(y)
-        spectrum = array_ops.expand_dims(spectrum, -1 - self._block_depth)
-        y = math_ops.divide(y, spectrum) if divide else math_ops.multiply(y, spectrum)
-        y = self._fft(y, inverse=True)
-        out_batch = shape_of(y)[: -1 - self._block_depth]
-        y = array_ops.reshape(y, list(out_batch) + [r, int(np.prod(block))])
-        y = adjoint_matrix(math_ops.conj(y))
-        return self._out(y)
+    def _matmul(self, x, adjoint=False, adjoint_arg=False, divide=False) -> Any:
+        return _circulant_apply(
+            self._spectrum,
+            x,
+            self._block_depth,
+            bool(adjoint),
+            bool(adjoint_arg),
+            divide,
+            np.dtype(self.dtype.as_numpy_dtype),
+        )
 
     def _solve(self, rhs, adjoint=False, adjoint_arg=False):
         return self._matmul(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg, divide=True)
@@ -838,6 +875,32 @@ class LinearOperatorCirculant3D(_BaseCirculant):
 
 
 # -- Toeplitz ------------------------------------------------------------------------
+@op("ToeplitzMatMul", inputs=("col", "row", "x"), same_dtype=True, jit=True)
+def _toeplitz_apply(col, row, x, adjoint, adjoint_arg):
+    """`T @ x` for the Toeplitz matrix `T` with first column `col` and first
+    row `row`, by embedding `T` in a circulant of size 2N (one compiled FFT)."""
+    if adjoint_arg:
+        x = jnp.conj(jnp.swapaxes(x, -1, -2))
+    if adjoint:  # the adjoint is Toeplitz too; col[0] stays the diagonal
+        col, row = jnp.conj(jnp.concatenate([col[..., :1], row[..., 1:]], -1)), col
+        row = jnp.conj(row)
+    n = col.shape[-1]
+    batch = jnp.broadcast_shapes(col.shape[:-1], row.shape[:-1])
+    col = jnp.broadcast_to(col, batch + (n,))
+    row = jnp.broadcast_to(row, batch + (n,))
+    kernel = jnp.concatenate(
+        [col, jnp.zeros(batch + (1,), col.dtype), row[..., 1:][..., ::-1]], -1
+    )
+    wide = {np.dtype(np.float64), np.dtype(np.complex128)}
+    cdt = np.complex128 if np.dtype(col.dtype) in wide else np.complex64
+    spectrum = jnp.fft.fft(kernel.astype(cdt))
+    y = jnp.swapaxes(x.astype(cdt), -1, -2)  # [..., R, N]
+    y = jnp.pad(y, [(0, 0)] * (y.ndim - 1) + [(0, n)])
+    y = jnp.fft.ifft(jnp.fft.fft(y) * spectrum[..., None, :])[..., :n]
+    y = jnp.swapaxes(y, -1, -2)
+    return (y if np.dtype(col.dtype).kind == "c" else jnp.real(y)).astype(col.dtype)
+
+
 class LinearOperatorToeplitz(LinearOperator):
     """A (batch of) Toeplitz matrices given by first column `col` and first
     row `row` (TF's `tf.linalg.LinearOperatorToeplitz`; `row[0]` is ignored,
@@ -909,36 +972,8 @@ class LinearOperatorToeplitz(LinearOperator):
         return array_ops.gather(self._vec(), idx, axis=-1, batch_dims=0)
 
     def _matmul(self, x, adjoint=False, adjoint_arg=False):
-        x = adjoint_matrix(x) if adjoint_arg else x
-        col, row = self._col, self._row
-        if adjoint:  # the adjoint is Toeplitz too; col[0] stays the diagonal
-            col, row = (
-                math_ops.conj(array_ops.concat([col[..., :1], row[..., 1:]], axis=-1)),
-                math_ops.conj(col),
-            )
-        n = self.domain_dimension
-        batch = self._shape()[:-2]
-        col = _to_vec_batch(col, batch)
-        row = _to_vec_batch(row, batch)
-        # the first column of the 2N circulant that holds this matrix
-        zero = math_ops.multiply(col[..., :1], 0)
-        kernel = array_ops.concat(
-            [col, zero, array_ops.reverse(row[..., 1:], axis=[-1])], axis=-1
-        )
-        complex_dt = dtypes.as_dtype(
-            _COMPLEX_OF.get(np.dtype(self.dtype.as_numpy_dtype).name) or self.dtype.name
-        )
-        spectrum = signal_ops.fft(math_ops.cast(kernel, complex_dt))
-        s = shape_of(x)
-        y = math_ops.cast(x, complex_dt)
-        y = adjoint_matrix(math_ops.conj(y))  # [..., R, N]
-        y = array_ops.pad(y, [[0, 0]] * (len(s) - 1) + [[0, n]])
-        y = signal_ops.ifft(
-            math_ops.multiply(signal_ops.fft(y), array_ops.expand_dims(spectrum, -2))
-        )
-        y = adjoint_matrix(math_ops.conj(y[..., :n]))
-        return math_ops.cast(
-            y if self.dtype.is_complex else math_ops.real(y), self.dtype
+        return _toeplitz_apply(
+            self._col, self._row, x, bool(adjoint), bool(adjoint_arg)
         )
 
     def _diag_part(self):
@@ -1229,6 +1264,16 @@ class LinearOperatorLowRankUpdate(LinearOperator):
 
 
 # -- Householder ---------------------------------------------------------------------
+@op("HouseholderMatMul", inputs=("axis", "x"), same_dtype=True, jit=True)
+def _householder_apply(axis, x, adjoint_arg):
+    """`x - 2 u (u^H x)` with `u` the unit reflection axis (one compiled op)."""
+    if adjoint_arg:
+        x = jnp.conj(jnp.swapaxes(x, -1, -2))
+    norm = jnp.sqrt(jnp.sum(jnp.real(jnp.conj(axis) * axis), -1, keepdims=True))
+    u = (axis / norm.astype(axis.dtype))[..., :, None]
+    return x - 2 * (u @ (jnp.conj(jnp.swapaxes(u, -1, -2)) @ x))
+
+
 class LinearOperatorHouseholder(LinearOperator):
     """The reflection `I - 2 v v^H / (v^H v)` across the hyperplane
     orthogonal to `reflection_axis` (TF's
@@ -1293,10 +1338,7 @@ class LinearOperatorHouseholder(LinearOperator):
         return math_ops.divide(v, math_ops.cast(math_ops.sqrt(norm2), self.dtype))
 
     def _matmul(self, x, adjoint=False, adjoint_arg=False):
-        x = adjoint_matrix(x) if adjoint_arg else x
-        u = array_ops.expand_dims(self._unit(), -1)
-        proj = math_ops.matmul(u, math_ops.matmul(u, x, adjoint_a=True))
-        return math_ops.subtract(x, math_ops.multiply(proj, 2))
+        return _householder_apply(self._axis, x, bool(adjoint_arg))
 
     def _solve(self, rhs, adjoint=False, adjoint_arg=False):
         return self._matmul(rhs, adjoint_arg=adjoint_arg)
