@@ -17,8 +17,9 @@ from jax import lax
 
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import regularizers, serialization
+from jaxtape._src.keras import constraints, regularizers, serialization
 from jaxtape._src.keras.layers.base import Layer
+from jaxtape._src.keras.layers.core import _serialized
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.ops import array_ops, kinks, math_ops, nn_ops
 
@@ -34,10 +35,45 @@ __all__ = [
 _moments = nn_ops._moments.__wrapped__  # the pure body, for fused bodies
 
 
+def _init_weight_args(layer, prefixes, inits, regs, cons) -> None:
+    """Sets `{prefix}_initializer/_regularizer/_constraint`, resolved."""
+    for prefix, init, reg, con in zip(prefixes, inits, regs, cons):
+        setattr(layer, f"{prefix}_initializer", initializers.get(init))
+        setattr(layer, f"{prefix}_regularizer", regularizers.get(reg))
+        setattr(layer, f"{prefix}_constraint", constraints.get(con))
+
+
+def _add_weight_of(layer, prefix, shape):
+    """The weight `prefix` with its initializer, regularizer and constraint."""
+    return layer.add_weight(
+        prefix,
+        shape,
+        initializer=getattr(layer, f"{prefix}_initializer"),
+        regularizer=getattr(layer, f"{prefix}_regularizer"),
+        constraint=getattr(layer, f"{prefix}_constraint"),
+    )
+
+
+def _weight_args_config(layer, prefixes) -> dict:
+    """Keras's config entries: initializers, then regularizers, then constraints."""
+    return {
+        **{
+            f"{p}_initializer": initializers.serialize(
+                getattr(layer, f"{p}_initializer")
+            )
+            for p in prefixes
+        },
+        **_serialized(layer, "regularizer", regularizers.serialize, *prefixes),
+        **_serialized(layer, "constraint", constraints.serialize, *prefixes),
+    }
+
+
 class BatchNormalization(Layer):
     """Batch normalization with moving statistics (Keras's defaults:
     momentum 0.99, epsilon 1e-3). Training uses the batch statistics and
-    updates the moving ones; inference uses the moving ones."""
+    updates the moving ones; inference uses the moving ones. Batch
+    renormalization (`renorm=True`) and `synchronized=True` raise
+    NotImplementedError."""
 
     _KEEPS_FLOAT32 = True  # (Keras computes it in float32 under mixed policies)
 
@@ -52,35 +88,50 @@ class BatchNormalization(Layer):
         gamma_initializer="ones",
         moving_mean_initializer="zeros",
         moving_variance_initializer="ones",
+        beta_regularizer=None,
+        gamma_regularizer=None,
+        beta_constraint=None,
+        gamma_constraint=None,
+        renorm=False,
+        renorm_clipping=None,
+        renorm_momentum=0.99,
+        synchronized=False,
         **kwargs,
     ):
+        for arg, value in (("renorm", renorm), ("synchronized", synchronized)):
+            if value:
+                raise NotImplementedError(
+                    f"BatchNormalization({arg}=True) is not supported by jaxtape; "
+                    f"leave `{arg}` unset."
+                )
         super().__init__(**kwargs)
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
         self.supports_masking = True  # (the mask passes through, as Keras's)
-        self._inits = (
-            beta_initializer,
-            gamma_initializer,
-            moving_mean_initializer,
-            moving_variance_initializer,
-        )
+        _init_weight_args(
+            self, ("beta", "gamma"), (beta_initializer, gamma_initializer),
+            (beta_regularizer, gamma_regularizer), (beta_constraint, gamma_constraint),
+        )  # fmt: skip
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.renorm, self.renorm_clipping = renorm, renorm_clipping
+        self.renorm_momentum, self.synchronized = renorm_momentum, synchronized
 
     def build(self, input_shape):
         dim = input_shape[self.axis]
-        beta_i, gamma_i, mean_i, var_i = self._inits
-        self.gamma = (
-            self.add_weight("gamma", (dim,), initializer=gamma_i)
-            if self.scale
-            else None
-        )
-        self.beta = (
-            self.add_weight("beta", (dim,), initializer=beta_i) if self.center else None
-        )
+        self.gamma = _add_weight_of(self, "gamma", (dim,)) if self.scale else None
+        self.beta = _add_weight_of(self, "beta", (dim,)) if self.center else None
         self.moving_mean = self.add_weight(
-            "moving_mean", (dim,), initializer=mean_i, trainable=False
+            "moving_mean",
+            (dim,),
+            initializer=self.moving_mean_initializer,
+            trainable=False,
         )
         self.moving_variance = self.add_weight(
-            "moving_variance", (dim,), initializer=var_i, trainable=False
+            "moving_variance",
+            (dim,),
+            initializer=self.moving_variance_initializer,
+            trainable=False,
         )
         self.built = True
 
@@ -141,28 +192,61 @@ class BatchNormalization(Layer):
             "epsilon": self.epsilon,
             "center": self.center,
             "scale": self.scale,
+            **_weight_args_config(self, ("beta", "gamma")),
+            "moving_mean_initializer": initializers.serialize(
+                self.moving_mean_initializer
+            ),
+            "moving_variance_initializer": initializers.serialize(
+                self.moving_variance_initializer
+            ),
+            "synchronized": self.synchronized,
+            "renorm": self.renorm,
+            "renorm_clipping": self.renorm_clipping,
+            "renorm_momentum": self.renorm_momentum,
         }
 
 
 class LayerNormalization(Layer):
-    """Normalizes each sample over `axis` (Keras's epsilon 1e-3)."""
+    """Normalizes each sample over `axis` (Keras's epsilon 1e-3). Keras's
+    deprecated `rms_scaling=True` raises NotImplementedError (use
+    `RMSNormalization`)."""
 
     _KEEPS_FLOAT32 = True  # (Keras computes it in float32 under mixed policies)
 
-    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, **kwargs):
+    def __init__(
+        self,
+        axis=-1,
+        epsilon=1e-3,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        beta_regularizer=None,
+        gamma_regularizer=None,
+        beta_constraint=None,
+        gamma_constraint=None,
+        **kwargs,
+    ):
+        if kwargs.pop("rms_scaling", False):
+            raise NotImplementedError(
+                "LayerNormalization(rms_scaling=True) (deprecated in Keras) is not "
+                "supported by jaxtape; use `RMSNormalization`."
+            )
         super().__init__(**kwargs)
+        # (the config keeps `axis` as given, as Keras's before `build`)
+        self._config_axis = list(axis) if isinstance(axis, (list, tuple)) else axis
         self.axis = axis if isinstance(axis, (list, tuple)) else (axis,)
         self.epsilon, self.center, self.scale = float(epsilon), center, scale
         self.supports_masking = True  # (Keras's: the mask passes through)
+        _init_weight_args(
+            self, ("beta", "gamma"), (beta_initializer, gamma_initializer),
+            (beta_regularizer, gamma_regularizer), (beta_constraint, gamma_constraint),
+        )  # fmt: skip
 
     def build(self, input_shape):
         shape = tuple(input_shape[a] for a in self.axis)
-        self.gamma = (
-            self.add_weight("gamma", shape, initializer="ones") if self.scale else None
-        )
-        self.beta = (
-            self.add_weight("beta", shape, initializer="zeros") if self.center else None
-        )
+        self.gamma = _add_weight_of(self, "gamma", shape) if self.scale else None
+        self.beta = _add_weight_of(self, "beta", shape) if self.center else None
         self.built = True
 
     def call(self, inputs):
@@ -183,10 +267,12 @@ class LayerNormalization(Layer):
     def get_config(self):
         return {
             **super().get_config(),
-            "axis": list(self.axis),
+            "axis": self._config_axis,
             "epsilon": self.epsilon,
             "center": self.center,
             "scale": self.scale,
+            "rms_scaling": False,
+            **_weight_args_config(self, ("beta", "gamma")),
         }
 
 
@@ -241,11 +327,10 @@ class GroupNormalization(Layer):
         self.supports_masking = True
         self.groups, self.axis, self.epsilon = groups, axis, float(epsilon)
         self.center, self.scale = center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        _init_weight_args(
+            self, ("beta", "gamma"), (beta_initializer, gamma_initializer),
+            (beta_regularizer, gamma_regularizer), (beta_constraint, gamma_constraint),
+        )  # fmt: skip
 
     def build(self, input_shape):
         dim = input_shape[self.axis]
@@ -267,23 +352,8 @@ class GroupNormalization(Layer):
                 f"of channels ({dim})."
             )
         self.input_spec = InputSpec(ndim=len(input_shape), axes={self.axis: dim})
-        self.gamma = self.beta = None
-        if self.scale:
-            self.gamma = self.add_weight(
-                "gamma",
-                (dim,),
-                initializer=self.gamma_initializer,
-                regularizer=self.gamma_regularizer,
-                constraint=self.gamma_constraint,
-            )
-        if self.center:
-            self.beta = self.add_weight(
-                "beta",
-                (dim,),
-                initializer=self.beta_initializer,
-                regularizer=self.beta_regularizer,
-                constraint=self.beta_constraint,
-            )
+        self.gamma = _add_weight_of(self, "gamma", (dim,)) if self.scale else None
+        self.beta = _add_weight_of(self, "beta", (dim,)) if self.center else None
         self.built = True
 
     def call(self, inputs):
@@ -305,8 +375,7 @@ class GroupNormalization(Layer):
             "epsilon": self.epsilon,
             "center": self.center,
             "scale": self.scale,
-            "beta_initializer": initializers.serialize(self.beta_initializer),
-            "gamma_initializer": initializers.serialize(self.gamma_initializer),
+            **_weight_args_config(self, ("beta", "gamma")),
         }
 
 
