@@ -15,8 +15,9 @@ import jax.numpy as jnp
 
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers
+from jaxtape._src.keras import activations, constraints, regularizers
 from jaxtape._src.keras.layers.base import Layer
+from jaxtape._src.keras.layers.core import _or_none
 from jaxtape._src.keras.layers.input_spec import InputSpec
 
 __all__ = [
@@ -179,7 +180,7 @@ class PReLU(Layer):
         self.supports_masking = True
         self.alpha_initializer = initializers.get(alpha_initializer)
         self.alpha_regularizer = regularizers.get(alpha_regularizer)
-        self.alpha_constraint = alpha_constraint
+        self.alpha_constraint = constraints.get(alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         elif not isinstance(shared_axes, (list, tuple)):
@@ -215,6 +216,7 @@ class PReLU(Layer):
             **super().get_config(),
             "alpha_initializer": initializers.serialize(self.alpha_initializer),
             "alpha_regularizer": None if reg is None else regularizers.serialize(reg),
+            "alpha_constraint": _or_none(constraints.serialize, self.alpha_constraint),
             "shared_axes": self.shared_axes,
         }
 

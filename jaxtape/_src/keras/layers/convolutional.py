@@ -17,9 +17,9 @@ from jax import lax
 
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers
+from jaxtape._src.keras import activations, constraints, regularizers
 from jaxtape._src.keras.layers import arguments
-from jaxtape._src.keras.layers.core import _KernelLayer
+from jaxtape._src.keras.layers.core import _KernelLayer, _or_none
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.ops import array_ops, math_ops, nn_ops
 
@@ -515,6 +515,8 @@ class _DepthwiseConv(_BaseConv):
             "depthwise_regularizer": cfg["kernel_regularizer"],
             "bias_regularizer": cfg["bias_regularizer"],
             "activity_regularizer": cfg["activity_regularizer"],
+            "depthwise_constraint": cfg["kernel_constraint"],
+            "bias_constraint": cfg["bias_constraint"],
         }
 
 
@@ -580,7 +582,7 @@ class _SeparableConv(_BaseConv):
         self.depthwise_initializer = self.kernel_initializer
         self.pointwise_initializer = initializers.get(pointwise_initializer)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
-        self.pointwise_constraint = pointwise_constraint
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
 
     @property
     def _kernel_weight(self):
@@ -648,6 +650,11 @@ class _SeparableConv(_BaseConv):
             ),
             "bias_regularizer": cfg["bias_regularizer"],
             "activity_regularizer": cfg["activity_regularizer"],
+            "depthwise_constraint": cfg["kernel_constraint"],
+            "pointwise_constraint": _or_none(
+                constraints.serialize, self.pointwise_constraint
+            ),
+            "bias_constraint": cfg["bias_constraint"],
         }
 
 
