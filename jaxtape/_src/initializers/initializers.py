@@ -17,7 +17,6 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.signal
 import scipy.special
 
 from jaxtape._src.core import config, dtypes, registry
@@ -256,6 +255,12 @@ class Identity(Initializer):
         return {"gain": self.gain}
 
 
+def get_window(window, length, periodic=True):
+    import scipy.signal  # lazy: scipy.signal adds ~1.3 s to importing jaxtape
+
+    return scipy.signal.get_window(window, length, fftbins=periodic)
+
+
 class STFT(Initializer):
     """Keras's STFT kernels for a conv STFT (`STFTSpectrogram`'s weights).
 
@@ -275,7 +280,7 @@ class STFT(Initializer):
         if side not in ["real", "imag"]:
             raise ValueError(f"side should be 'real' or 'imag', not {side}")
         if isinstance(window, str):
-            scipy.signal.get_window(window, 1)  # (raises for an unknown window)
+            get_window(window, 1)  # (raises for an unknown window)
         if scaling is not None and scaling not in ["density", "spectrum"]:
             raise ValueError(
                 "Scaling is invalid, it must be `None`, 'density' "
@@ -300,7 +305,7 @@ class STFT(Initializer):
         """The window as `(frame_length, 1, 1)`, over its norm or sum."""
         win = self.window
         if isinstance(win, str):
-            win = scipy.signal.get_window(win, frame_length, self.periodic)
+            win = get_window(win, frame_length, self.periodic)
         win = np.asarray(win, np.float64)
         if win.ndim != 1 or win.shape[-1] != frame_length:
             raise ValueError(

@@ -14,7 +14,6 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.signal
 
 from jaxtape._src.core import config
 from jaxtape._src.core.dispatch import op
@@ -129,7 +128,7 @@ class STFTSpectrogram(Layer):
                 f"Received: padding={padding}"
             )
         if isinstance(window, str):
-            scipy.signal.get_window(window, 1)
+            initializers.get_window(window, 1)  # (raises for an unknown window)
         super().__init__(**kwargs)
         self.mode = mode
         self.frame_length = frame_length
