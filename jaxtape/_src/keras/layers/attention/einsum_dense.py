@@ -18,9 +18,10 @@ from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers
+from jaxtape._src.keras import activations, constraints, regularizers
 from jaxtape._src.keras.keras_tensor import KerasTensor, shape_of
 from jaxtape._src.keras.layers.base import Layer, _layer_scope
+from jaxtape._src.keras.layers.core import _serialized, add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.keras.layers.regularization import _dropout
 from jaxtape._src.keras.layers.seed_generator import SeedStream
@@ -178,13 +179,14 @@ class EinsumDense(Layer):
                     f"EinsumDense({arg}=...) (Keras's quantization) is not "
                     "supported by jaxtape; leave it unset."
                 )
-        kwargs.pop("activity_regularizer", None)
+        activity_regularizer = kwargs.pop("activity_regularizer", None)
         if lora_rank or lora_alpha:
             raise NotImplementedError(
                 "EinsumDense(lora_rank=...) (LoRA) is not supported by jaxtape; "
                 "leave `lora_rank` and `lora_alpha` unset."
             )
         super().__init__(**kwargs)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self.equation = equation
         self.partial_output_shape = (
             (int(output_shape),)
@@ -197,8 +199,8 @@ class EinsumDense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def build(self, input_shape):
         kernel_shape, bias_shape, _, in_axes, out_axes = _analyze_einsum(
@@ -244,7 +246,10 @@ class EinsumDense(Layer):
             y = _einsum_dense_no_bias(
                 inputs, self.kernel, self.equation, body if fused else None
             )
-        return y if fused else self.activation(y)
+        y = y if fused else self.activation(y)
+        if self.activity_regularizer is not None:
+            add_activity_loss(self, self.activity_regularizer, y)
+        return y
 
     def get_config(self):
         return {
@@ -255,4 +260,14 @@ class EinsumDense(Layer):
             "bias_axes": self.bias_axes,
             "kernel_initializer": initializers.serialize(self.kernel_initializer),
             "bias_initializer": initializers.serialize(self.bias_initializer),
+            **_serialized(
+                self,
+                "regularizer",
+                regularizers.serialize,
+                "kernel",
+                "bias",
+                "activity",
+            ),
+            **_serialized(self, "constraint", constraints.serialize, "kernel", "bias"),
+            "quantization_config": None,
         }
