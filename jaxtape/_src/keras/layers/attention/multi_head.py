@@ -18,9 +18,10 @@ from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, regularizers
+from jaxtape._src.keras import activations, constraints, regularizers
 from jaxtape._src.keras.keras_tensor import KerasTensor, shape_of
 from jaxtape._src.keras.layers.base import Layer, _layer_scope, get_keras_mask
+from jaxtape._src.keras.layers.core import add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.keras.layers.regularization import _dropout
 from jaxtape._src.keras.layers.seed_generator import SeedStream
@@ -242,8 +243,10 @@ class MultiHeadAttention(_MultiInputLayer):
         self._bias_initializer = initializers.get(bias_initializer)
         self._kernel_regularizer = regularizers.get(kernel_regularizer)
         self._bias_regularizer = regularizers.get(bias_regularizer)
-        self._kernel_constraint = kernel_constraint
-        self._bias_constraint = bias_constraint
+        self._kernel_constraint = constraints.get(kernel_constraint)
+        self._bias_constraint = constraints.get(bias_constraint)
+        # (Keras's: the projections' activity regularizer, not this layer's)
+        self._activity_regularizer = regularizers.get(activity_regularizer)
         self.seed = seed
         self._inverse_sqrt_key_dim = 1.0 / math.sqrt(float(self._key_dim))
         self._seed_stream = SeedStream(seed)
@@ -283,6 +286,7 @@ class MultiHeadAttention(_MultiInputLayer):
             bias_initializer=bias_init,
             kernel_regularizer=self._kernel_regularizer,
             bias_regularizer=self._bias_regularizer,
+            activity_regularizer=self._activity_regularizer,
             kernel_constraint=self._kernel_constraint,
             bias_constraint=self._bias_constraint,
             dtype=self.dtype_policy,
@@ -426,8 +430,21 @@ class MultiHeadAttention(_MultiInputLayer):
             "sliding_window": self._sliding_window,
             "kernel_initializer": initializers.serialize(self._kernel_initializer),
             "bias_initializer": initializers.serialize(self._bias_initializer),
+            **_regularizers_and_constraints(self),
             "seed": self.seed,
         }
+
+
+def _regularizers_and_constraints(layer) -> dict:
+    """Keras's config entries of the projections' regularizers and constraints."""
+    out = {}
+    for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
+        obj = getattr(layer, "_" + key)
+        out[key] = None if obj is None else regularizers.serialize(obj)
+    for key in ("kernel_constraint", "bias_constraint"):
+        obj = getattr(layer, "_" + key)
+        out[key] = None if obj is None else constraints.serialize(obj)
+    return out
 
 
 def _attention_equations(rank, attn_axes):
@@ -531,8 +548,10 @@ class GroupedQueryAttention(_MultiInputLayer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        # (Keras's: on the projections and, as a Layer's, on the outputs)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self.seed = seed
         self._inverse_sqrt_head_dim = 1.0 / math.sqrt(float(self.head_dim))
         self._seed_stream = SeedStream(seed)
@@ -559,6 +578,10 @@ class GroupedQueryAttention(_MultiInputLayer):
     @property
     def _kernel_constraint(self):
         return self.kernel_constraint
+
+    @property
+    def _activity_regularizer(self):
+        return self.activity_regularizer
 
     @property
     def _bias_constraint(self):
@@ -634,7 +657,11 @@ class GroupedQueryAttention(_MultiInputLayer):
         if gate is not None:
             output = math_ops.multiply(output, gate)
         output = self._output_dense(output)
-        return (output, probs) if return_attention_scores else output
+        outputs = (output, probs) if return_attention_scores else (output,)
+        if self.activity_regularizer is not None:  # (Keras's Layer.__call__)
+            for out in outputs:
+                add_activity_loss(self, self.activity_regularizer, out)
+        return outputs if return_attention_scores else output
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):  # pyright: ignore[reportIncompatibleMethodOverride]
         return tuple(query_shape)
@@ -651,6 +678,7 @@ class GroupedQueryAttention(_MultiInputLayer):
             "sliding_window": self.sliding_window,
             "kernel_initializer": initializers.serialize(self.kernel_initializer),
             "bias_initializer": initializers.serialize(self.bias_initializer),
+            **_regularizers_and_constraints(self),
             "seed": self.seed,
         }
 
