@@ -14,6 +14,7 @@ from jaxtape._src.keras.ops.image import (  # noqa: F401
     sobel_edges,
 )
 from jaxtape._src.keras.ops.image_more import (  # noqa: F401
+    affine_transform,
     elastic_transform,
     extract_patches_3d,
     perspective_transform,

@@ -1,5 +1,5 @@
-"""Keras 3's remaining `keras.ops.image` functions: `perspective_transform`,
-`elastic_transform`, `extract_patches_3d` and `ssim`.
+"""Keras 3's remaining `keras.ops.image` functions: `affine_transform`,
+`perspective_transform`, `elastic_transform`, `extract_patches_3d` and `ssim`.
 
 Each is a thin wrapper applying Keras's argument checks and dtype rules
 around a pure jnp body registered with `_base.body` (so it runs eagerly,
@@ -27,7 +27,7 @@ from jaxtape._src.keras.ops.image import _images
 from jaxtape._src.keras.ops.nn import _data_format
 
 _INTERPOLATIONS = ("nearest", "bilinear")
-_FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
+_FILL_MODES = ("constant", "nearest", "wrap", "reflect")  # TF's ("mirror": no)
 
 
 def _check_interpolation(interpolation):
@@ -229,6 +229,43 @@ def perspective_transform(
         fill_value=float(fill_value),
         channels_first=channels_first,
     )
+
+
+# -- affine_transform ------------------------------------------------------------------
+def affine_transform(
+    images,
+    transform,
+    interpolation="bilinear",
+    fill_mode="constant",
+    fill_value=0,
+    data_format=None,
+):
+    """Keras 3's `keras.ops.image.affine_transform`: each output pixel `(y, x)`
+    read at `(b0 x + b1 y + b2, a0 x + a1 y + a2)` for TF's 8-number
+    `transform` (one, or one per image), with `fill_mode` constant, nearest,
+    wrap or reflect (TF's rules, as `RandomRotation`).
+
+    Differences from Keras on TF: None known.
+    """
+    # the op lives with the layers that use it; imported here to avoid a cycle
+    from jaxtape._src.keras.layers.preprocessing.image import _affine
+
+    channels_first = _data_format(data_format) == "channels_first"
+    _check_interpolation(interpolation)
+    if fill_mode not in _FILL_MODES:
+        raise ValueError(
+            "Invalid value for argument `fill_mode`. Expected of one "
+            f"{_FILL_MODES}. Received: fill_mode={fill_mode}"
+        )
+    x, _ = _images(images, data_format)
+    t = tensor(transform, "float32")
+    if np.ndim(t) not in (1, 2):
+        raise ValueError(
+            "Invalid transform rank: expected rank 1 (single transform) or rank 2 "
+            f"(batch of transforms). Received input with shape: transform.shape="
+            f"{np.shape(t)}"
+        )
+    return _affine(x, t, interpolation, fill_mode, float(fill_value), channels_first)
 
 
 # -- elastic_transform -----------------------------------------------------------------

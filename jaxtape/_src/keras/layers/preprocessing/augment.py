@@ -19,6 +19,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers.preprocessing.image import (
@@ -838,7 +839,7 @@ class ContrastLimitedAdaptiveHistogramEqualization(_AugmentLayer):
 
     def _equalize(self, images):
         x = images
-        if x.dtype.is_floating:
+        if jnp.issubdtype(np.dtype(x.dtype.name), np.floating):
             x = math_ops.cast(x, self._dtype.name)
         _check_image_rank(self, x)
         return _clahe(
