@@ -50,32 +50,35 @@ from jaxtape._src.ops.linalg_more_ops import (  # noqa: F401
     tridiagonal_matmul,
     tridiagonal_solve,
 )
-from jaxtape._src.ops.linear_operator import (  # noqa: F401
-    LinearOperator,
-    LinearOperatorAdjoint,
-    LinearOperatorComposition,
+from jaxtape._src.ops.linear_operator import LinearOperator  # noqa: F401
+from jaxtape._src.ops.linear_operator_basic import (  # noqa: F401
     LinearOperatorDiag,
     LinearOperatorFullMatrix,
     LinearOperatorIdentity,
-    LinearOperatorInversion,
     LinearOperatorLowerTriangular,
     LinearOperatorScaledIdentity,
     LinearOperatorZeros,
 )
-from jaxtape._src.ops.linear_operator_structured import (  # noqa: F401
+from jaxtape._src.ops.linear_operator_wrappers import (  # noqa: F401
+    LinearOperatorAdjoint,
+    LinearOperatorComposition,
+    LinearOperatorInversion,
+)
+from jaxtape._src.ops.linear_operator_block import (  # noqa: F401
     LinearOperatorBlockDiag,
     LinearOperatorBlockLowerTriangular,
+    LinearOperatorKronecker,
+)
+from jaxtape._src.ops.linear_operator_structured import (  # noqa: F401
     LinearOperatorCirculant,
     LinearOperatorCirculant2D,
     LinearOperatorCirculant3D,
     LinearOperatorHouseholder,
-    LinearOperatorKronecker,
     LinearOperatorLowRankUpdate,
     LinearOperatorPermutation,
     LinearOperatorToeplitz,
     LinearOperatorTridiag,
 )
-
 from jaxtape._src.ops import linalg_more_ops as _linalg_more_ops
 import sys as _sys
 import types as _types

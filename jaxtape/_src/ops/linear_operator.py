@@ -1,4 +1,4 @@
-"""`LinearOperator` (TF's `tf.linalg.LinearOperator`) and its simple kinds. Layer L1.
+"""`LinearOperator` (TF's `tf.linalg.LinearOperator`): the base class. Layer L1.
 
 One base class holds TF's public API with default dense implementations
 (`to_dense` and then a dense op); a subclass overrides only the private
@@ -8,9 +8,11 @@ in TF. All arithmetic goes through jaxtape's public ops, so it records on a
 Variables are kept as Variables and read on each use, as TF's
 `convert_nonref_to_tensor` keeps them, so their gradients flow.
 
-Here: the base class and the Full/Diag/Identity/ScaledIdentity/Zeros/
-LowerTriangular kinds and the Adjoint/Inversion/Composition wrappers; the
-structured kinds are in `linear_operator_structured.py`.
+The kinds: `linear_operator_basic` (FullMatrix, Diag, Identity,
+ScaledIdentity, Zeros, LowerTriangular), `linear_operator_wrappers`
+(Adjoint, Inversion, Composition), `linear_operator_block` (Kronecker,
+BlockDiag, BlockLowerTriangular) and `linear_operator_structured`
+(Circulant, Toeplitz, Tridiag, LowRankUpdate, Householder, Permutation).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ _FLOAT_OR_COMPLEX = ("float16", "float32", "float64", "complex64", "complex128")
 
 
 # -- helpers -----------------------------------------------------------------------
-def _is_ref(x) -> bool:
+def is_ref(x) -> bool:
     var = context.hooks.variable_type
     return type(x) is Tensor or (var is not None and isinstance(x, var))
 
@@ -35,7 +37,7 @@ def _is_ref(x) -> bool:
 def as_tensor(x, dtype=None, name=None):
     """A Tensor for `x`; a Tensor or Variable is kept as it is (TF's
     `convert_nonref_to_tensor`), so a Variable is read at each use."""
-    if _is_ref(x):
+    if is_ref(x):
         if dtype is not None and x.dtype != dtypes.as_dtype(dtype):
             raise TypeError(
                 f"Expected {name or 'argument'} to have dtype {dtypes.as_dtype(dtype)}"
@@ -79,11 +81,11 @@ def _bool_hint(operator, attr) -> bool | None:
     return getattr(operator, attr)
 
 
-def _combined(hints) -> bool | None:
+def combined_hint(hints) -> bool | None:
     return True if all(h for h in hints) else None
 
 
-def _merge_hint(name, inherited, given, message):
+def merge_hint(name, inherited, given, message):
     """A wrapper's hint: the wrapped operator's, unless the user's contradicts."""
     if inherited is not None and given is not None and inherited != given:
         raise ValueError(message)
@@ -346,7 +348,7 @@ class LinearOperator:
                     f"Operators are incompatible. Expected `x` to have dimension "
                     f"{left.domain_dimension} but got {right.range_dimension}."
                 )
-            return _matmul_operators(left, right)
+            return _wrappers().matmul_operators(left, right)
         x = self._convert_arg(x)
         self._check_dim(-2 if adjoint else -1, x, -1 if adjoint_arg else -2)
         return self._matmul(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
@@ -380,7 +382,7 @@ class LinearOperator:
                     f"Operators are incompatible. Expected `rhs` to have dimension "
                     f"{left.range_dimension} but got {right.range_dimension}."
                 )
-            return _matmul_operators(left.inverse(), right)
+            return _wrappers().matmul_operators(left.inverse(), right)
         rhs = self._convert_arg(rhs)
         self._check_dim(-1 if adjoint else -2, rhs, -1 if adjoint_arg else -2)
         return self._solve(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg)
@@ -495,7 +497,7 @@ class LinearOperator:
         return self._inverse_operator()
 
     def _inverse_operator(self) -> LinearOperator:
-        return LinearOperatorInversion(
+        return _wrappers().LinearOperatorInversion(
             self,
             is_non_singular=self.is_non_singular,
             is_self_adjoint=self.is_self_adjoint,
@@ -510,7 +512,7 @@ class LinearOperator:
         return self._adjoint_operator()
 
     def _adjoint_operator(self) -> LinearOperator:
-        return LinearOperatorAdjoint(
+        return _wrappers().LinearOperatorAdjoint(
             self,
             is_non_singular=self.is_non_singular,
             is_self_adjoint=self.is_self_adjoint,
@@ -536,6 +538,10 @@ class LinearOperator:
         return None
 
     def _cholesky_operator(self) -> LinearOperator:
+        from jaxtape._src.ops.linear_operator_basic import (
+            LinearOperatorLowerTriangular,
+        )
+
         return LinearOperatorLowerTriangular(
             linalg_ops.cholesky(self.to_dense()),
             is_non_singular=True,
@@ -567,959 +573,11 @@ def _collect_variables(operator, keep) -> list:
     return out
 
 
-def _matmul_operators(left, right):
-    """`left @ right` for operators: TF's simplifications, else a composition."""
-    special = left._matmul_operator(right)
-    if special is not None:
-        return special
-    if isinstance(left, LinearOperatorIdentity):
-        return right
-    if isinstance(right, LinearOperatorIdentity):
-        return left
-    if isinstance(left, LinearOperatorDiag) and isinstance(right, LinearOperatorDiag):
-        return LinearOperatorDiag(
-            math_ops.multiply(left.diag, right.diag),
-            is_non_singular=_combined([left.is_non_singular, right.is_non_singular]),
-            is_self_adjoint=_combined([left.is_self_adjoint, right.is_self_adjoint]),
-            is_square=True,
-        )
-    if isinstance(left, LinearOperatorScaledIdentity) and isinstance(
-        right, LinearOperatorScaledIdentity
-    ):
-        return LinearOperatorScaledIdentity(
-            left.domain_dimension,
-            math_ops.multiply(left.multiplier, right.multiplier),
-            is_non_singular=_combined([left.is_non_singular, right.is_non_singular]),
-            is_self_adjoint=_combined([left.is_self_adjoint, right.is_self_adjoint]),
-        )
-    square = (
-        True
-        if left.is_square and right.is_square
-        else (False if left.is_square is False or right.is_square is False else None)
-    )
-    non_singular = (
-        _combined([left.is_non_singular, right.is_non_singular]) if square else None
-    )
-    return LinearOperatorComposition(
-        [left, right], is_non_singular=non_singular, is_square=square
-    )
-
-
-# -- FullMatrix ----------------------------------------------------------------------
-class LinearOperatorFullMatrix(LinearOperator):
-    """An operator that wraps a (batch of) dense matrices (TF's
-    `tf.linalg.LinearOperatorFullMatrix`)."""
-
-    def __init__(
-        self,
-        matrix,
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=None,
-        name="LinearOperatorFullMatrix",
-    ):
-        parameters = dict(
-            matrix=matrix,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name,
-        )
-        self._matrix = as_tensor(matrix)
-        check_dtype(self._matrix, "matrix")
-        if len(self._matrix.shape) < 2:
-            raise ValueError(
-                "Argument matrix must have at least 2 dimensions. Found: "
-                f"{self._matrix}"
-            )
-        super().__init__(
-            self._matrix.dtype,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name,
-            parameters=parameters,
-        )
-
-    def _shape(self):
-        return shape_of(self._matrix)
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        return math_ops.matmul(
-            self._matrix, x, adjoint_a=adjoint, adjoint_b=adjoint_arg
-        )
-
-    def _to_dense(self) -> Any:
-        return math_ops.identity(self._matrix)
-
-
-# -- Diag ----------------------------------------------------------------------------
-class LinearOperatorDiag(LinearOperator):
-    """A (batch of) diagonal matrices given by their diagonals (TF's
-    `tf.linalg.LinearOperatorDiag`): `matmul`/`solve` scale rows,
-    `determinant` is a product."""
-
-    def __init__(
-        self,
-        diag,
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=None,
-        name="LinearOperatorDiag",
-    ):
-        parameters = dict(
-            diag=diag,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name,
-        )
-        self._diag = as_tensor(diag)
-        check_dtype(self._diag, "diag")
-        if len(self._diag.shape) < 1:
-            raise ValueError(
-                f"Argument diag must have at least 1 dimension.  Found: {self._diag}"
-            )
-        if not self._diag.dtype.is_complex:
-            if is_self_adjoint is False:
-                raise ValueError("A real diagonal operator is always self adjoint.")
-            is_self_adjoint = True
-        if is_square is False:
-            raise ValueError("Only square diagonal operators currently supported.")
-        super().__init__(
-            self._diag.dtype,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=True,
-            name=name,
-            parameters=parameters,
-        )
-
-    @property
-    def diag(self):
-        return self._diag
-
-    def _shape(self):
-        s = shape_of(self._diag)
-        return s + s[-1:]
-
-    def _diag_term(self, adjoint) -> Any:
-        return math_ops.conj(self._diag) if adjoint else self._diag
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        x = adjoint_matrix(x) if adjoint_arg else x
-        return math_ops.multiply(array_ops.expand_dims(self._diag_term(adjoint), -1), x)
-
-    def _matvec(self, x, adjoint=False) -> Any:
-        return math_ops.multiply(self._diag_term(adjoint), x)
-
-    def _solve(self, rhs, adjoint=False, adjoint_arg=False) -> Any:
-        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
-        return math_ops.divide(rhs, array_ops.expand_dims(self._diag_term(adjoint), -1))
-
-    def _solvevec(self, rhs, adjoint=False) -> Any:
-        return math_ops.divide(rhs, self._diag_term(adjoint))
-
-    def _determinant(self) -> Any:
-        return math_ops.reduce_prod(self._diag, axis=-1)
-
-    def _log_abs_determinant(self) -> Any:
-        out = math_ops.reduce_sum(math_ops.log(math_ops.abs(self._diag)), axis=-1)
-        return math_ops.cast(out, self.dtype) if self.dtype.is_complex else out
-
-    def _to_dense(self) -> Any:
-        return array_ops.diag(self._diag)
-
-    def _diag_part(self) -> Any:
-        return math_ops.identity(self._diag)
-
-    def _add_to_tensor(self, x) -> Any:
-        return linalg_ops.set_diag(x, math_ops.add(linalg_ops.diag_part(x), self._diag))
-
-    def _eigvals(self) -> Any:
-        return math_ops.identity(self._diag)
-
-    def _cond(self) -> Any:
-        a = math_ops.abs(self._diag)
-        return math_ops.divide(
-            math_ops.reduce_max(a, axis=-1), math_ops.reduce_min(a, axis=-1)
-        )
-
-    def _assert_non_singular(self) -> Any:
-        return misc_ops.assert_none_equal(
-            math_ops.abs(self._diag),
-            0,
-            message="Singular operator:  Diagonal contained zero values.",
-        )
-
-    def _assert_positive_definite(self) -> Any:
-        return misc_ops.assert_positive(
-            math_ops.real(self._diag),
-            message="LinearOperator was not positive definite.",
-        )
-
-    def _inverse_operator(self) -> LinearOperator:
-        return LinearOperatorDiag(
-            math_ops.reciprocal(self._diag),
-            is_non_singular=self.is_non_singular,
-            is_self_adjoint=self.is_self_adjoint,
-            is_positive_definite=self.is_positive_definite,
-            is_square=True,
-        )
-
-    def _adjoint_operator(self) -> LinearOperator:
-        return LinearOperatorDiag(
-            math_ops.conj(self._diag),
-            is_non_singular=self.is_non_singular,
-            is_self_adjoint=self.is_self_adjoint,
-            is_positive_definite=self.is_positive_definite,
-            is_square=True,
-        )
-
-    def _cholesky_operator(self) -> LinearOperator:
-        return LinearOperatorDiag(
-            math_ops.sqrt(self._diag),
-            is_non_singular=True,
-            is_self_adjoint=True,
-            is_positive_definite=True,
-            is_square=True,
-        )
-
-
-# -- Identity, ScaledIdentity, Zeros -------------------------------------------------
-def _check_num_rows(num_rows, arg_name="num_rows") -> int:
-    n = int(np.asarray(num_rows.numpy() if _is_ref(num_rows) else num_rows))
-    if np.ndim(num_rows.numpy() if _is_ref(num_rows) else num_rows) != 0:
-        raise ValueError(f"Argument {arg_name} must be a 0-D Tensor.")
-    if n < 0:
-        raise ValueError(f"Argument {arg_name} must be non-negative.  Found: {n}")
-    return n
-
-
-def _check_batch_shape(batch_shape) -> tuple:
-    if batch_shape is None:
-        return ()
-    value = np.asarray(batch_shape.numpy() if _is_ref(batch_shape) else batch_shape)
-    if value.ndim != 1:
-        raise ValueError("Argument batch_shape must be a 1-D Tensor.")
-    if np.any(value < 0):
-        raise ValueError(
-            f"Argument batch_shape must be non-negative.  Found: {value.tolist()}"
-        )
-    return tuple(int(d) for d in value)
-
-
-def _with_batch(x, batch: tuple):
-    """`x` broadcast to at least the operator's batch shape (TF's
-    `_possibly_broadcast_batch_shape`)."""
-    if not batch:
-        return x
-    s = shape_of(x)
-    full = np.broadcast_shapes(s[:-2], batch) + s[-2:]
-    return x if full == s else array_ops.broadcast_to(x, full)
-
-
-class LinearOperatorIdentity(LinearOperator):
-    """The (batch of) identity matrices of size `num_rows` (TF's
-    `tf.linalg.LinearOperatorIdentity`): nothing stored, `matmul` returns
-    its argument."""
-
-    def __init__(
-        self,
-        num_rows,
-        batch_shape=None,
-        dtype=None,
-        is_non_singular=True,
-        is_self_adjoint=True,
-        is_positive_definite=True,
-        is_square=True,
-        assert_proper_shapes=False,
-        name="LinearOperatorIdentity",
-    ):
-        parameters = dict(
-            num_rows=num_rows,
-            batch_shape=batch_shape,
-            dtype=dtype,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            assert_proper_shapes=assert_proper_shapes,
-            name=name,
-        )
-        if not is_self_adjoint:
-            raise ValueError("An identity operator is always self adjoint.")
-        if not is_non_singular:
-            raise ValueError("An identity operator is always non-singular.")
-        if not is_positive_definite:
-            raise ValueError("An identity operator is always positive-definite.")
-        if not is_square:
-            raise ValueError("An identity operator is always square.")
-        self._num_rows = _check_num_rows(num_rows)
-        self._batch = _check_batch_shape(batch_shape)
-        self._assert_proper_shapes = assert_proper_shapes  # static shapes: checked
-        super().__init__(
-            dtype or dtypes.float32,
-            is_non_singular=True,
-            is_self_adjoint=True,
-            is_positive_definite=True,
-            is_square=True,
-            name=name,
-            parameters=parameters,
-        )
-
-    def _shape(self):
-        return self._batch + (self._num_rows, self._num_rows)
-
-    def _ones(self, shape) -> Any:
-        return creation_ops.ones(list(shape), dtype=self.dtype)
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        x = adjoint_matrix(x) if adjoint_arg else math_ops.identity(x)
-        return _with_batch(x, self._batch)
-
-    def _solve(self, rhs, adjoint=False, adjoint_arg=False) -> Any:
-        return self._matmul(rhs, adjoint_arg=adjoint_arg)
-
-    def _to_dense(self) -> Any:
-        return creation_ops.eye(
-            self._num_rows, batch_shape=list(self._batch), dtype=self.dtype
-        )
-
-    def _determinant(self) -> Any:
-        return self._ones(self._batch)
-
-    def _log_abs_determinant(self) -> Any:
-        return creation_ops.zeros(list(self._batch), dtype=self.dtype)
-
-    def _diag_part(self) -> Any:
-        return self._ones(self._batch + (self._num_rows,))
-
-    def _trace(self) -> Any:
-        return math_ops.multiply(self._ones(self._batch), float(self._num_rows))
-
-    def _add_to_tensor(self, x) -> Any:
-        return linalg_ops.set_diag(x, math_ops.add(linalg_ops.diag_part(x), 1))
-
-    def _eigvals(self) -> Any:
-        return self._diag_part()
-
-    def _cond(self) -> Any:
-        return self._ones(self._batch)
-
-    def _assert_non_singular(self) -> Any:
-        return None
-
-    def _assert_positive_definite(self) -> Any:
-        return None
-
-    def _assert_self_adjoint(self) -> Any:
-        return None
-
-    def _inverse_operator(self) -> LinearOperator:
-        return self
-
-    def _cholesky_operator(self) -> LinearOperator:
-        return self
-
-
-class LinearOperatorScaledIdentity(LinearOperator):
-    """`multiplier * I` for a (batch of) scalars `multiplier` (TF's
-    `tf.linalg.LinearOperatorScaledIdentity`)."""
-
-    def __init__(
-        self,
-        num_rows,
-        multiplier,
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=True,
-        assert_proper_shapes=False,
-        name="LinearOperatorScaledIdentity",
-    ):
-        parameters = dict(
-            num_rows=num_rows,
-            multiplier=multiplier,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            assert_proper_shapes=assert_proper_shapes,
-            name=name,
-        )
-        self._multiplier = as_tensor(multiplier)
-        if not self._multiplier.dtype.is_complex:
-            if is_self_adjoint is False:
-                raise ValueError("A real diagonal operator is always self adjoint.")
-            is_self_adjoint = True
-        if not is_square:
-            raise ValueError("A ScaledIdentity operator is always square.")
-        self._num_rows = _check_num_rows(num_rows)
-        self._assert_proper_shapes = assert_proper_shapes  # static shapes: checked
-        super().__init__(
-            self._multiplier.dtype,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=True,
-            name=name,
-            parameters=parameters,
-        )
-
-    @property
-    def multiplier(self):
-        return self._multiplier
-
-    def _shape(self):
-        return shape_of(self._multiplier) + (self._num_rows, self._num_rows)
-
-    def _m(self, adjoint=False, dims=0) -> Any:
-        m = math_ops.conj(self._multiplier) if adjoint else self._multiplier
-        for _ in range(dims):
-            m = array_ops.expand_dims(m, -1)
-        return m
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        x = adjoint_matrix(x) if adjoint_arg else x
-        return math_ops.multiply(x, self._m(adjoint, 2))
-
-    def _solve(self, rhs, adjoint=False, adjoint_arg=False) -> Any:
-        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
-        return math_ops.divide(rhs, self._m(adjoint, 2))
-
-    def _to_dense(self) -> Any:
-        eye = creation_ops.eye(self._num_rows, dtype=self.dtype)
-        return math_ops.multiply(self._m(dims=2), eye)
-
-    def _determinant(self) -> Any:
-        return math_ops.pow(self._multiplier, self._num_rows)
-
-    def _log_abs_determinant(self) -> Any:
-        out = math_ops.multiply(
-            float(self._num_rows), math_ops.log(math_ops.abs(self._multiplier))
-        )
-        return math_ops.cast(out, self.dtype) if self.dtype.is_complex else out
-
-    def _diag_part(self) -> Any:
-        ones = creation_ops.ones([self._num_rows], dtype=self.dtype)
-        return math_ops.multiply(self._m(dims=1), ones)
-
-    def _trace(self) -> Any:
-        return math_ops.multiply(self._multiplier, self._num_rows)
-
-    def _add_to_tensor(self, x) -> Any:
-        return linalg_ops.set_diag(
-            x, math_ops.add(linalg_ops.diag_part(x), self._m(dims=1))
-        )
-
-    def _eigvals(self) -> Any:
-        return self._diag_part()
-
-    def _cond(self) -> Any:
-        return creation_ops.ones(list(shape_of(self._multiplier)), dtype=self.dtype)
-
-    def _scaled(self, multiplier, **hints) -> Any:
-        return LinearOperatorScaledIdentity(self._num_rows, multiplier, **hints)
-
-    def _inverse_operator(self) -> LinearOperator:
-        return self._scaled(
-            math_ops.reciprocal(self._multiplier),
-            is_non_singular=self.is_non_singular,
-            is_self_adjoint=self.is_self_adjoint,
-            is_positive_definite=self.is_positive_definite,
-        )
-
-    def _adjoint_operator(self) -> LinearOperator:
-        return self._scaled(
-            math_ops.conj(self._multiplier),
-            is_non_singular=self.is_non_singular,
-            is_self_adjoint=self.is_self_adjoint,
-            is_positive_definite=self.is_positive_definite,
-        )
-
-    def _cholesky_operator(self) -> LinearOperator:
-        return self._scaled(
-            math_ops.sqrt(self._multiplier),
-            is_non_singular=True,
-            is_self_adjoint=True,
-            is_positive_definite=True,
-        )
-
-
-class LinearOperatorZeros(LinearOperator):
-    """The (batch of) all-zero `num_rows x num_columns` matrices (TF's
-    `tf.linalg.LinearOperatorZeros`)."""
-
-    def __init__(
-        self,
-        num_rows,
-        num_columns=None,
-        batch_shape=None,
-        dtype=None,
-        is_non_singular=False,
-        is_self_adjoint=True,
-        is_positive_definite=False,
-        is_square=True,
-        assert_proper_shapes=False,
-        name="LinearOperatorZeros",
-    ):
-        parameters = dict(
-            num_rows=num_rows,
-            num_columns=num_columns,
-            batch_shape=batch_shape,
-            dtype=dtype,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            assert_proper_shapes=assert_proper_shapes,
-            name=name,
-        )
-        if is_non_singular:
-            raise ValueError("A Zeros operator is always singular.")
-        if is_positive_definite:
-            raise ValueError("A Zeros operator is always not positive-definite.")
-        self._num_rows = _check_num_rows(num_rows)
-        self._num_columns = (
-            self._num_rows
-            if num_columns is None
-            else _check_num_rows(num_columns, "num_columns")
-        )
-        if is_square and self._num_rows != self._num_columns:
-            raise ValueError(
-                "LinearOperatorZeros initialized as is_square=True, but got "
-                f"num_rows({self._num_rows}) != num_columns({self._num_columns})"
-            )
-        self._batch = _check_batch_shape(batch_shape)
-        self._assert_proper_shapes = assert_proper_shapes  # static shapes: checked
-        super().__init__(
-            dtype or dtypes.float32,
-            is_non_singular=False,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=False,
-            is_square=is_square,
-            name=name,
-            parameters=parameters,
-        )
-
-    def _shape(self):
-        return self._batch + (self._num_rows, self._num_columns)
-
-    def _zeros(self, shape) -> Any:
-        return creation_ops.zeros(list(shape), dtype=self.dtype)
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        s = shape_of(x)
-        cols = s[-2] if adjoint_arg else s[-1]
-        rows = self._num_columns if adjoint else self._num_rows
-        batch = np.broadcast_shapes(s[:-2], self._batch)
-        return self._zeros(batch + (rows, cols))
-
-    def _to_dense(self) -> Any:
-        return self._zeros(self._shape())
-
-    def _determinant(self) -> Any:
-        return self._zeros(self._batch)
-
-    def _log_abs_determinant(self) -> Any:
-        return math_ops.log(math_ops.abs(self._determinant()))
-
-    def _diag_part(self) -> Any:
-        return self._zeros(self._batch + (min(self._num_rows, self._num_columns),))
-
-    def _trace(self) -> Any:
-        return self._zeros(self._batch)
-
-    def _add_to_tensor(self, x) -> Any:
-        return math_ops.identity(x)
-
-    def _eigvals(self) -> Any:
-        return self._diag_part()
-
-    def _assert_non_singular(self) -> Any:
-        raise _singular_error("A Zeros operator is always singular.")
-
-    def _matmul_operator(self, right) -> LinearOperator | None:
-        if not self.is_square or not right.is_square:
-            raise ValueError(
-                "Matmul with non-square `LinearOperator`s or non-square "
-                "`LinearOperatorZeros` not supported at this time."
-            )
-        return self
-
-
-def _singular_error(message):
-    from jaxtape._src.core import errors
-
-    return errors.invalid_argument(message, "assert_non_singular")
-
-
-# -- LowerTriangular ---------------------------------------------------------------
-class LinearOperatorLowerTriangular(LinearOperator):
-    """The lower triangle of a (batch of) square matrices (TF's
-    `tf.linalg.LinearOperatorLowerTriangular`); the upper triangle of `tril`
-    is ignored, `solve` is a triangular solve."""
-
-    def __init__(
-        self,
-        tril,
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=None,
-        name="LinearOperatorLowerTriangular",
-    ):
-        parameters = dict(
-            tril=tril,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name,
-        )
-        if is_square is False:
-            raise ValueError(
-                "Only square lower triangular operators supported at this time."
-            )
-        self._tril_param = as_tensor(tril)
-        check_dtype(self._tril_param, "tril")
-        if len(self._tril_param.shape) < 2:
-            raise ValueError(
-                "Argument tril must have at least 2 dimensions.  Found: "
-                f"{self._tril_param}"
-            )
-        super().__init__(
-            self._tril_param.dtype,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=True,
-            name=name,
-            parameters=parameters,
-        )
-
-    def _shape(self):
-        return shape_of(self._tril_param)
-
-    def _get_tril(self) -> Any:
-        return linalg_ops.band_part(self._tril_param, -1, 0)
-
-    def _diag(self) -> Any:
-        return linalg_ops.diag_part(self._tril_param)
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        return math_ops.matmul(
-            self._get_tril(), x, adjoint_a=adjoint, adjoint_b=adjoint_arg
-        )
-
-    def _solve(self, rhs, adjoint=False, adjoint_arg=False) -> Any:
-        rhs = adjoint_matrix(rhs) if adjoint_arg else rhs
-        tril, rhs = broadcast_batch(self._get_tril(), rhs)
-        return linalg_ops.triangular_solve(tril, rhs, lower=True, adjoint=adjoint)
-
-    def _determinant(self) -> Any:
-        return math_ops.reduce_prod(self._diag(), axis=-1)
-
-    def _log_abs_determinant(self) -> Any:
-        out = math_ops.reduce_sum(math_ops.log(math_ops.abs(self._diag())), axis=-1)
-        return math_ops.cast(out, self.dtype) if self.dtype.is_complex else out
-
-    def _to_dense(self) -> Any:
-        return self._get_tril()
-
-    def _diag_part(self) -> Any:
-        return self._diag()
-
-    def _eigvals(self) -> Any:
-        return self._diag()
-
-    def _assert_non_singular(self) -> Any:
-        return misc_ops.assert_none_equal(
-            math_ops.abs(self._diag()),
-            0,
-            message="Singular operator:  Diagonal contained zero values.",
-        )
-
-
-# -- wrappers: Adjoint, Inversion, Composition ---------------------------------------
-class LinearOperatorAdjoint(LinearOperator):
-    """The adjoint of another operator, without forming it (TF's
-    `tf.linalg.LinearOperatorAdjoint`)."""
-
-    def __init__(
-        self,
-        operator,
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=None,
-        name=None,
-    ):
-        parameters = dict(
-            operator=operator,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name,
-        )
-        self._operator = operator
-        hints = {}
-        for attr, given in (
-            ("is_non_singular", is_non_singular),
-            ("is_self_adjoint", is_self_adjoint),
-            ("is_positive_definite", is_positive_definite),
-            ("is_square", is_square),
-        ):
-            hints[attr] = _merge_hint(
-                attr,
-                getattr(operator, attr),
-                given,
-                f"An operator is {attr[3:].replace('_', '-')} if and only if its "
-                f"adjoint is. Found operator.{attr} = {getattr(operator, attr)} and "
-                f"{attr} = {given}.",
-            )
-        super().__init__(
-            operator.dtype,
-            name=name or operator.name + "_adjoint",
-            parameters=parameters,
-            **hints,
-        )
-
-    @property
-    def operator(self):
-        return self._operator
-
-    def _shape(self):
-        s = self._operator._shape()
-        return s[:-2] + (s[-1], s[-2])
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        return self._operator.matmul(x, adjoint=not adjoint, adjoint_arg=adjoint_arg)
-
-    def _matvec(self, x, adjoint=False) -> Any:
-        return self._operator.matvec(x, adjoint=not adjoint)
-
-    def _solve(self, rhs, adjoint=False, adjoint_arg=False) -> Any:
-        return self._operator.solve(rhs, adjoint=not adjoint, adjoint_arg=adjoint_arg)
-
-    def _solvevec(self, rhs, adjoint=False) -> Any:
-        return self._operator.solvevec(rhs, adjoint=not adjoint)
-
-    def _determinant(self) -> Any:
-        if self.is_self_adjoint:
-            return self._operator.determinant()
-        return math_ops.conj(self._operator.determinant())
-
-    def _log_abs_determinant(self) -> Any:
-        return self._operator.log_abs_determinant()
-
-    def _trace(self) -> Any:
-        if self.is_self_adjoint:
-            return self._operator.trace()
-        return math_ops.conj(self._operator.trace())
-
-    def _to_dense(self) -> Any:
-        if self.is_self_adjoint:
-            return self._operator.to_dense()
-        return adjoint_matrix(self._operator.to_dense())
-
-    def _diag_part(self) -> Any:
-        return math_ops.conj(self._operator.diag_part())
-
-    def _eigvals(self) -> Any:
-        return math_ops.conj(self._operator.eigvals())
-
-    def _adjoint_operator(self) -> LinearOperator:
-        return self._operator
-
-    def _cholesky_operator(self) -> LinearOperator:
-        return self._operator.cholesky()
-
-
-class LinearOperatorInversion(LinearOperator):
-    """The inverse of a square non-singular operator, without forming it
-    (TF's `tf.linalg.LinearOperatorInversion`): `matmul` solves."""
-
-    def __init__(
-        self,
-        operator,
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=None,
-        name=None,
-    ):
-        parameters = dict(
-            operator=operator,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name,
-        )
-        self._operator = operator
-        if operator.is_non_singular is False or is_non_singular is False:
-            raise ValueError(
-                "operator and supplied hints must be non-singular. Found: "
-                f"operator.is_non_singular = {operator.is_non_singular}, "
-                f"is_non_singular = {is_non_singular}."
-            )
-        if operator.is_square is False or is_square is False:
-            raise ValueError(
-                "operator and supplied hints must be square. Found: "
-                f"operator.is_square = {operator.is_square}, is_square = {is_square}."
-            )
-        hints = {}
-        for attr, given in (
-            ("is_non_singular", is_non_singular),
-            ("is_self_adjoint", is_self_adjoint),
-            ("is_positive_definite", is_positive_definite),
-            ("is_square", is_square),
-        ):
-            hints[attr] = _merge_hint(
-                attr,
-                getattr(operator, attr),
-                given,
-                f"An operator is {attr[3:].replace('_', '-')} if and only if its "
-                f"inverse is. Found operator.{attr} = {getattr(operator, attr)} and "
-                f"{attr} = {given}.",
-            )
-        super().__init__(
-            operator.dtype,
-            name=name or operator.name + "_inv",
-            parameters=parameters,
-            **hints,
-        )
-
-    @property
-    def operator(self):
-        return self._operator
-
-    def _shape(self):
-        return self._operator._shape()
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        return self._operator.solve(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
-
-    def _matvec(self, x, adjoint=False) -> Any:
-        return self._operator.solvevec(x, adjoint=adjoint)
-
-    def _solve(self, rhs, adjoint=False, adjoint_arg=False) -> Any:
-        return self._operator.matmul(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg)
-
-    def _solvevec(self, rhs, adjoint=False) -> Any:
-        return self._operator.matvec(rhs, adjoint=adjoint)
-
-    def _determinant(self) -> Any:
-        return math_ops.reciprocal(self._operator.determinant())
-
-    def _log_abs_determinant(self) -> Any:
-        return math_ops.negative(self._operator.log_abs_determinant())
-
-    def _eigvals(self) -> Any:
-        return math_ops.reciprocal(self._operator.eigvals())
-
-    def _inverse_operator(self) -> LinearOperator:
-        return self._operator
-
-
-class LinearOperatorComposition(LinearOperator):
-    """The product `A1 @ A2 @ ... @ An` of operators, applied one by one
-    (TF's `tf.linalg.LinearOperatorComposition`)."""
-
-    def __init__(
-        self,
-        operators,
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=None,
-        name=None,
-    ):
-        parameters = dict(
-            operators=operators,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name,
-        )
-        operators = list(operators)
-        check_operators(operators, "composition")
-        for left, right in zip(operators[:-1], operators[1:]):
-            if left.domain_dimension != right.range_dimension:
-                raise ValueError(
-                    f"Operators are incompatible: {left.name} has domain dimension "
-                    f"{left.domain_dimension} but {right.name} has range dimension "
-                    f"{right.range_dimension}."
-                )
-        self._operators = operators
-        if all(o.is_non_singular for o in operators):
-            if is_non_singular is False:
-                raise ValueError(
-                    "The composition of non-singular operators is always non-singular."
-                )
-            is_non_singular = True
-        super().__init__(
-            operators[0].dtype,
-            is_non_singular=is_non_singular,
-            is_self_adjoint=is_self_adjoint,
-            is_positive_definite=is_positive_definite,
-            is_square=is_square,
-            name=name or "_o_".join(o.name for o in operators),
-            parameters=parameters,
-        )
-
-    @property
-    def operators(self) -> list:
-        return list(self._operators)
-
-    def _shape(self):
-        batch = np.broadcast_shapes(*(o._shape()[:-2] for o in self._operators))
-        return batch + (
-            self._operators[0].range_dimension,
-            self._operators[-1].domain_dimension,
-        )
-
-    def _matmul(self, x, adjoint=False, adjoint_arg=False) -> Any:
-        order = self._operators if adjoint else self._operators[::-1]
-        out = order[0].matmul(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
-        for o in order[1:]:
-            out = o.matmul(out, adjoint=adjoint)
-        return out
-
-    def _solve(self, rhs, adjoint=False, adjoint_arg=False) -> Any:
-        order = self._operators[::-1] if adjoint else self._operators
-        out = order[0].solve(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg)
-        for o in order[1:]:
-            out = o.solve(out, adjoint=adjoint)
-        return out
-
-    def _determinant(self) -> Any:
-        out = self._operators[0].determinant()
-        for o in self._operators[1:]:
-            out = math_ops.multiply(out, o.determinant())
-        return out
-
-    def _log_abs_determinant(self) -> Any:
-        out = self._operators[0].log_abs_determinant()
-        for o in self._operators[1:]:
-            out = math_ops.add(out, o.log_abs_determinant())
-        return out
-
-    def _to_dense(self) -> Any:
-        out = self._operators[-1].to_dense()
-        for o in self._operators[-2::-1]:
-            out = o.matmul(out)
-        return out
+def _wrappers():
+    """The wrapper kinds (imported late: they subclass this module's class)."""
+    from jaxtape._src.ops import linear_operator_wrappers
+
+    return linear_operator_wrappers
 
 
 def check_operators(operators: list[Any], what: str) -> None:
@@ -1536,3 +594,28 @@ def check_operators(operators: list[Any], what: str) -> None:
             "Expected all operators to have the same dtype.  Found "
             + "   ".join(f"{o.name}: {o.dtype}" for o in operators)
         )
+
+
+def all_hint(operators, attr, given, message):
+    """TF's rule: a hint every operator has holds for the combination."""
+    if all(getattr(o, attr) for o in operators):
+        if given is False:
+            raise ValueError(message)
+        return True
+    return given
+
+
+def batch_of(operators) -> tuple:
+    return np.broadcast_shapes(*(o._shape()[:-2] for o in operators))
+
+
+def to_batch(x, batch):
+    s = shape_of(x)
+    full = np.broadcast_shapes(s[: len(s) - 2], batch) + s[-2:]
+    return x if full == s else array_ops.broadcast_to(x, full)
+
+
+def to_vec_batch(x, batch):
+    s = shape_of(x)
+    full = np.broadcast_shapes(s[:-1], batch) + s[-1:]
+    return x if full == s else array_ops.broadcast_to(x, full)
