@@ -11,6 +11,7 @@ a config that drops an argument loses it on save/load and `clone_model`.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import jaxtape
@@ -411,3 +412,41 @@ def test_default_configs_equal_keras(tf):
         lambda m: m.PReLU(),
     ):
         assert _config(build(jl)) == _config(build(keras.layers))
+
+
+@pytest.mark.parametrize(
+    "case", ["20_values", "2d_eps", "coarse_eps", "dataset", "list"]
+)
+def test_discretization_adapt_equals_keras(case, tf):
+    """Keras's approximate-quantile summary, batch by batch: the same bin
+    boundaries (exactly) and buckets; the adapted config loads back."""
+    import keras
+
+    rng = np.random.default_rng(0)
+    x20 = rng.uniform(0, 10, 20).astype("float32")
+    big = rng.normal(size=(1000, 3)).astype("float32")
+    col = big[:, 0]
+    data_k, data_j, num_bins, eps = {
+        "20_values": (x20, x20, 4, 0.01),
+        "2d_eps": (big, big, 7, 0.01),
+        "coarse_eps": (big, big, 5, 0.3),
+        "dataset": (
+            tf.data.Dataset.from_tensor_slices(col).batch(64),
+            jaxtape.data.Dataset.from_tensor_slices(col).batch(64),
+            6,
+            0.05,
+        ),
+        "list": ([big[:300], big[300:]], [big[:300], big[300:]], 4, 0.01),
+    }[case]
+    theirs = keras.layers.Discretization(num_bins=num_bins, epsilon=eps)
+    theirs.adapt(data_k)
+    ours = jl.Discretization(num_bins=num_bins, epsilon=eps)
+    ours.adapt(data_j)
+    assert ours.bin_boundaries == theirs.bin_boundaries
+    np.testing.assert_array_equal(ours(big).numpy(), np.asarray(theirs(big)))
+    assert _config(ours) == _config(theirs)
+    again = jl.Discretization.from_config(theirs.get_config())
+    assert again.bin_boundaries == theirs.bin_boundaries
+    if case == "20_values":  # inside jaxtape.function too
+        f = jaxtape.function(lambda x: ours(x))
+        np.testing.assert_array_equal(f(big).numpy(), np.asarray(theirs(big)))

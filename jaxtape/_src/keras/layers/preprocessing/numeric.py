@@ -401,13 +401,12 @@ def _bucketize(x, boundaries):
 
 class Discretization(Layer):
     """Buckets continuous values by `bin_boundaries` (Keras's
-    `Discretization`), or by `num_bins` quantile boundaries from `adapt`.
-    `output_mode` `'int'` (bucket indices, int32) or one of
-    CategoryEncoding's modes.
+    `Discretization`), or by `num_bins` boundaries that `adapt` finds with
+    Keras's approximate-quantile summary (`epsilon`; the same boundaries as
+    Keras's, batch by batch). `output_mode` `'int'` (bucket indices, int32)
+    or one of CategoryEncoding's modes.
 
-    Differences from Keras: `adapt` computes exact quantiles of all the
-    data (Keras's summary approximates them with `epsilon`); `sparse=True`
-    raises NotImplementedError.
+    Differences from Keras: `sparse=True` raises NotImplementedError.
     """
 
     def __init__(
@@ -437,55 +436,118 @@ class Discretization(Layer):
                 f"`num_bins={num_bins}`"
             )
         if num_bins is not None and bin_boundaries is not None:
-            if len(bin_boundaries) != num_bins - 1:
-                raise ValueError(
-                    "Both `num_bins` and `bin_boundaries` should not be set. "
-                    f"Received: `num_bins={num_bins}` and "
-                    f"`bin_boundaries={bin_boundaries}`"
-                )
-        self.input_bin_boundaries = bin_boundaries
-        self.bin_boundaries = list(bin_boundaries) if bin_boundaries else []
+            raise ValueError(
+                "Both `num_bins` and `bin_boundaries` should not be set. "
+                f"Received: `num_bins={num_bins}` and "
+                f"`bin_boundaries={bin_boundaries}`"
+            )
+        if num_bins is None and bin_boundaries is None:
+            raise ValueError("You need to set either `num_bins` or `bin_boundaries`.")
+        self.bin_boundaries = bin_boundaries
         self.num_bins = num_bins
         self.epsilon, self.output_mode, self.sparse = epsilon, output_mode, False
         self._autocast = False
+        self.summary: Any = None if bin_boundaries else _empty_summary()
 
     def adapt(self, data, steps=None) -> None:
-        """Sets `num_bins - 1` boundaries at the data's quantiles."""
+        """Sets `num_bins - 1` boundaries from the data's quantiles, as
+        Keras's: each batch (an array is one batch) is summarized and merged
+        into a summary of `1 / epsilon` weighted points."""
         if self.num_bins is None:
             raise ValueError(
                 "Cannot adapt a Discretization layer that has been initialized "
                 "with `bin_boundaries`, use `num_bins` instead."
             )
-        _, batches = _batches(data, "Discretization")
-        if steps is not None:
-            batches = itertools.islice(batches, steps)
-        values = np.concatenate([np.asarray(b, np.float64).ravel() for b in batches])
-        qs = np.linspace(0, 1, self.num_bins + 1)[1:-1]
-        self.bin_boundaries = np.quantile(values, qs).tolist()
+        self.reset_state()
+        if isinstance(data, (np.ndarray, Tensor)) or not hasattr(data, "__iter__"):
+            batches = iter([data])
+        else:
+            batches = (b[0] if isinstance(b, tuple) else b for b in data)
+        for batch in itertools.islice(batches, steps):
+            self.update_state(batch)
+        self.finalize_state()
+
+    def update_state(self, data) -> None:
+        summary = _summarize(np.asarray(data).astype("float32"), self.epsilon)
+        self.summary = _merge_summaries(summary, self.summary, self.epsilon)
+
+    def finalize_state(self) -> None:
+        if self.num_bins is not None:
+            self.bin_boundaries = _compress_summary(self.summary, 1.0 / self.num_bins)[
+                0, :-1
+            ].tolist()
+
+    def reset_state(self) -> None:
+        if self.num_bins is not None:
+            self.summary = _empty_summary()
 
     def call(self, inputs):
-        if not self.bin_boundaries and self.num_bins is not None:
+        boundaries = self.bin_boundaries
+        if boundaries is None:
             raise ValueError(
                 f"Discretization layer {self.name!r} has no `bin_boundaries`: call "
                 "`adapt(data)` first, or pass `bin_boundaries`."
             )
-        idx = _bucketize(inputs, tuple(float(b) for b in self.bin_boundaries))
+        idx = _bucketize(inputs, tuple(float(b) for b in boundaries))
         if self.output_mode == "int":
             return idx
-        depth = len(self.bin_boundaries) + 1
+        depth = len(boundaries) + 1
         return _encode(idx, np.True_, depth, self.output_mode, self._dtype.name)
 
     def get_config(self):
+        # (Keras's: no `trainable`, the dtype's name; adapted boundaries listed)
         return {
-            **super().get_config(),
-            "bin_boundaries": self.input_bin_boundaries,
+            "bin_boundaries": self.bin_boundaries,
             "num_bins": self.num_bins,
             "epsilon": self.epsilon,
             "output_mode": self.output_mode,
             "sparse": self.sparse,
+            "name": self.name,
+            "dtype": self.dtype,
         }
 
     @classmethod
     def from_config(cls, config: dict) -> Any:
-        cfg = {k: v for k, v in config.items() if k not in ("trainable",)}
+        cfg = {k: v for k, v in config.items() if k != "trainable"}
+        if isinstance(cfg.get("dtype"), dict):  # (a DTypePolicy's config)
+            cfg["dtype"] = cfg["dtype"]["config"]["name"]
+        if cfg.get("bin_boundaries") is not None and cfg.get("num_bins") is not None:
+            boundaries = cfg.pop("bin_boundaries")  # (an adapted layer's)
+            layer = cls(**cfg)
+            layer.bin_boundaries = boundaries
+            return layer
         return cls(**cfg)
+
+
+def _empty_summary():
+    return np.array([[], []], dtype="float32")
+
+
+def _summarize(values, epsilon):
+    """Keras's `summarize`: the sorted values at every `len / (1 / epsilon)`-th
+    place (all of them when fewer), each weighted by that step."""
+    values = np.sort(np.reshape(values, [-1]))
+    step = max(np.size(values) / (1.0 / epsilon), 1)
+    boundaries = values[int(step - 1) :: int(step)]
+    return np.stack([boundaries, np.ones_like(boundaries) * step])
+
+
+def _merge_summaries(prev_summary, next_summary, epsilon):
+    """Keras's `merge_summaries`: a weighted merge sort, then compressed."""
+    merged = np.concatenate((prev_summary, next_summary), axis=1)
+    merged = np.take(merged, np.argsort(merged[0]), axis=1)
+    return _compress_summary(merged, epsilon)
+
+
+def _compress_summary(summary, epsilon):
+    """Keras's `compress_summary`: the values and weights interpolated at
+    cumulative-weight fractions `epsilon, 2 * epsilon, ..., 1`."""
+    if summary.shape[1] * epsilon < 1:
+        return summary
+    percents = epsilon + np.arange(0.0, 1.0, epsilon)
+    cum_weights = summary[1].cumsum()
+    cum_weight_percents = cum_weights / cum_weights[-1]
+    new_bins = np.interp(percents, cum_weight_percents, summary[0])
+    cum_weights = np.interp(percents, cum_weight_percents, cum_weights)
+    new_weights = cum_weights - np.concatenate((np.array([0]), cum_weights[:-1]))
+    return np.stack((new_bins, new_weights)).astype("float32")
