@@ -1,15 +1,15 @@
 """Keras 3's mixing, erasing, blurring and geometric augmentations: MixUp,
 CutMix, RandomErasing, RandomGaussianBlur, RandomShear, RandomPerspective,
-RandomElasticTransform, RandomColorJitter and
-ContrastLimitedAdaptiveHistogramEqualization. Layer L5.
+RandomElasticTransform and ContrastLimitedAdaptiveHistogramEqualization.
+Layer L5.
 
 They extend `image`'s `_RandomImageLayer` (seed stream, the `training`
 switch, rank checks) through `_AugmentLayer`, which adds Keras's dict inputs
 (`{"images": ..., "labels": ...}`): each layer draws its random numbers in one
 non-differentiable op from the key, then applies Keras's transform in one
 jitted op (a single image is batched and unbatched; `channels_first` is moved
-last and back). The composite policies AugMix and RandAugment live in
-`augment_policies`.
+last and back). The composite layers AugMix, RandAugment and
+RandomColorJitter live in `augment_policies`.
 """
 
 from __future__ import annotations
@@ -24,19 +24,12 @@ import numpy as np
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers.preprocessing.image import (
     _FILL_MODES,
-    RandomBrightness,
-    RandomContrast,
     _affine,
     _check_image_rank,
     _factor_pair,
     _RandomImageLayer,
 )
-from jaxtape._src.keras.layers.preprocessing.image_more import (
-    RandomHue,
-    RandomSaturation,
-    _nhwc,
-    _to_range,
-)
+from jaxtape._src.keras.layers.preprocessing.image_more import _nhwc, _to_range
 from jaxtape._src.keras.ops import image_more as kimage
 from jaxtape._src.ops import math_ops
 
@@ -44,7 +37,6 @@ __all__ = [
     "ContrastLimitedAdaptiveHistogramEqualization",
     "CutMix",
     "MixUp",
-    "RandomColorJitter",
     "RandomElasticTransform",
     "RandomErasing",
     "RandomGaussianBlur",
@@ -704,53 +696,6 @@ class RandomElasticTransform(_AugmentLayer):
             "fill_mode": self.fill_mode,
             "fill_value": self.fill_value,
             "value_range": self.value_range,
-        }
-
-
-# -- RandomColorJitter -----------------------------------------------------------------
-class RandomColorJitter(_AugmentLayer):
-    """Random brightness, contrast, saturation and hue in turn, in training
-    (Keras's `RandomColorJitter`: each factor None skips its step; each step
-    is the layer of that name with the same `value_range`).
-
-    Differences from Keras: the random numbers differ (jax.random); the
-    saturation and hue steps follow this layer's `data_format`.
-    """
-
-    def __init__(self, value_range=(0, 255), brightness_factor=None,
-                 contrast_factor=None, saturation_factor=None, hue_factor=None,
-                 seed=None, data_format=None, **kwargs):  # fmt: skip
-        super().__init__(seed=seed, data_format=data_format, **kwargs)
-        self.value_range = value_range
-        self.brightness_factor = brightness_factor
-        self.contrast_factor = contrast_factor
-        self.saturation_factor = saturation_factor
-        self.hue_factor = hue_factor
-        df = self.data_format
-        steps = (
-            (brightness_factor, lambda f: RandomBrightness(f, value_range)),
-            (contrast_factor, lambda f: RandomContrast(f, value_range, data_format=df)),
-            (saturation_factor, lambda f: RandomSaturation(f, value_range, df)),
-            (hue_factor, lambda f: RandomHue(f, value_range, df)),
-        )
-        self._steps = [make(f) for f, make in steps if f is not None]
-
-    def _augment_images(self, x, key):
-        if not self._steps:
-            return x
-        keys = _split_keys(key, len(self._steps))
-        for i, step in enumerate(self._steps):
-            x = step._augment(x, keys[i])
-        return x
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "value_range": self.value_range,
-            "brightness_factor": self.brightness_factor,
-            "contrast_factor": self.contrast_factor,
-            "saturation_factor": self.saturation_factor,
-            "hue_factor": self.hue_factor,
         }
 
 

@@ -1,11 +1,13 @@
-"""Keras 3's composite augmentation policies AugMix and RandAugment. Layer L5.
+"""Keras 3's composite augmentations AugMix, RandAugment and RandomColorJitter.
+Layer L5.
 
-Both hold Keras's eleven sub-layers (RandomShear, RandomTranslation,
+AugMix and RandAugment hold Keras's eleven sub-layers (RandomShear, RandomTranslation,
 RandomRotation, RandomBrightness, RandomColorDegeneration, RandomContrast,
 RandomSharpness, RandomPosterization, Solarization, AutoContrast,
 Equalization) and pick among them with keys drawn in the graph: every
 candidate is computed and the drawn one selected (`_pick`), as Keras's
 RandAugment does, so a compiled call picks afresh each time.
+RandomColorJitter runs its colour layers in turn.
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ from jaxtape._src.keras.layers.preprocessing.image_more import (
     AutoContrast,
     Equalization,
     RandomColorDegeneration,
+    RandomHue,
     RandomPosterization,
+    RandomSaturation,
     RandomSharpness,
     Solarization,
 )
 
-__all__ = ["AugMix", "RandAugment"]
+__all__ = ["AugMix", "RandAugment", "RandomColorJitter"]
 
 
 @op("AugmentPick", inputs=("index", "candidate", "current"), jit=True)
@@ -239,3 +243,50 @@ class AugMix(_PolicyLayer):
 @op("AugmentStack", inputs="values")
 def _stack(values):
     return jnp.stack(values)
+
+
+# -- RandomColorJitter -----------------------------------------------------------------
+class RandomColorJitter(_AugmentLayer):
+    """Random brightness, contrast, saturation and hue in turn, in training
+    (Keras's `RandomColorJitter`: each factor None skips its step; each step
+    is the layer of that name with the same `value_range`).
+
+    Differences from Keras: the random numbers differ (jax.random); the
+    saturation and hue steps follow this layer's `data_format`.
+    """
+
+    def __init__(self, value_range=(0, 255), brightness_factor=None,
+                 contrast_factor=None, saturation_factor=None, hue_factor=None,
+                 seed=None, data_format=None, **kwargs):  # fmt: skip
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.value_range = value_range
+        self.brightness_factor = brightness_factor
+        self.contrast_factor = contrast_factor
+        self.saturation_factor = saturation_factor
+        self.hue_factor = hue_factor
+        df = self.data_format
+        steps = (
+            (brightness_factor, lambda f: RandomBrightness(f, value_range)),
+            (contrast_factor, lambda f: RandomContrast(f, value_range, data_format=df)),
+            (saturation_factor, lambda f: RandomSaturation(f, value_range, df)),
+            (hue_factor, lambda f: RandomHue(f, value_range, df)),
+        )
+        self._steps = [make(f) for f, make in steps if f is not None]
+
+    def _augment_images(self, x, key):
+        if not self._steps:
+            return x
+        keys = _split_keys(key, len(self._steps))
+        for i, step in enumerate(self._steps):
+            x = step._augment(x, keys[i])
+        return x
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "value_range": self.value_range,
+            "brightness_factor": self.brightness_factor,
+            "contrast_factor": self.contrast_factor,
+            "saturation_factor": self.saturation_factor,
+            "hue_factor": self.hue_factor,
+        }
