@@ -8,7 +8,8 @@ follows TF's `ImageProjectiveTransformV3` (Keras's TF backend): bilinear
 reads of the four neighbours with `fill_value` outside the image, nearest
 rounds half away from zero.
 
-Layer L5 (keras); imports `core` and this package (`random_ops` lazily).
+Layer L5 (keras); imports `core` and this package (`random_ops` and
+`layers.preprocessing.image`'s affine op inside functions, to break cycles).
 """
 
 from __future__ import annotations
@@ -247,7 +248,7 @@ def affine_transform(
 
     Differences from Keras on TF: None known.
     """
-    # the op lives with the layers that use it; imported here to avoid a cycle
+    # cycle: ops.image_more -> layers -> preprocessing.augment -> ops.image_more
     from jaxtape._src.keras.layers.preprocessing.image import _affine
 
     channels_first = _data_format(data_format) == "channels_first"
