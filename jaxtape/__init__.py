@@ -217,6 +217,7 @@ from jaxtape._src.structured.ragged import (  # noqa: F401
     RaggedTensor as RaggedTensor,
     RaggedTensorSpec as RaggedTensorSpec,
 )
+from jaxtape._src.structured import ragged_dispatch as _ragged_dispatch  # noqa: F401
 from jaxtape._src.ops.script_ops import (  # noqa: F401
     numpy_function as numpy_function,
     py_function as py_function,

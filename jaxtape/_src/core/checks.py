@@ -81,6 +81,8 @@ def require(xp, bad, op: str | None, template: str, *fields) -> None:
         text = template.format(*[np.asarray(f(np, pos)).item() for f in fields])
         raise errors.invalid_argument(text, op)
     flat = jnp.ravel(bad)
+    if flat.shape[0] == 0:  # (static: nothing to check, and no argmax of nothing)
+        return
     pos = jnp.argmax(flat)
     checkify.check(
         ~jnp.any(flat),

@@ -99,6 +99,49 @@ def _cut_traced(v):
     return jax.lax.stop_gradient(v) if isinstance(v, jax.core.Tracer) else v
 
 
+# -- composite inputs (RaggedTensor) ------------------------------------------------
+# TF's dispatch: an op given a RaggedTensor runs its ragged version. The check
+# sits where non-Tensor inputs are converted (never on the Tensor fast path):
+# a composite raises `CompositeInput` there, and the op's wrapper (`op`) hands
+# the whole call to the handler its type registered.
+_composites: dict[type, Callable[[OpInfo, tuple, tuple], Any]] = {}
+
+
+class CompositeInput(ValueError):
+    """A composite value (RaggedTensor) where an op converts a Tensor.
+
+    Caught by the op's wrapper, which calls the registered handler; anywhere
+    else (`convert_to_tensor(rt)`) it is TF's conversion error.
+    """
+
+    def __init__(self, value):
+        super().__init__(
+            f"Attempt to convert a value ({_short(value)}) with an unsupported type "
+            f"({type(value)}) to a Tensor. Convert it first (`to_tensor()`), or "
+            "apply the op to its values (`jaxtape.ragged.map_flat_values`)."
+        )
+
+
+def register_composite(cls: type, handler: Callable[[OpInfo, tuple, tuple], Any]):
+    """Ops given a `cls` input call `handler(info, inputs, params)` instead."""
+    _composites[cls] = handler
+
+
+def _check_composite(a) -> None:
+    if type(a) in _composites:
+        raise CompositeInput(a)
+
+
+def _composite_call(info: OpInfo, ins: tuple, params: tuple, error: CompositeInput):
+    """The op's call handed to its composite input's handler (or `error`
+    re-raised when none of this op's own inputs is a composite)."""
+    for a in ins:
+        handler = _composites.get(type(a))
+        if handler is not None:
+            return handler(info, ins, params)
+    raise error
+
+
 # -- conversion ------------------------------------------------------------------
 def to_value(x: Any, dtype: Any = None) -> Any:
     """A `jax.Array`/NumPy value for any tensor-like, by TF's conversion rules.
@@ -193,6 +236,7 @@ def _sequence_kind(x) -> str:
             raise _no_strings(x)
         if hasattr(x, "__array__") or isinstance(x, _var_type()):
             return "o"  # array-likes: NumPy converts them
+        _check_composite(x)
         raise _unsupported(x)
     kinds: set = set()
     _collect_kinds(x, kinds)
@@ -405,6 +449,7 @@ def _dtype_of(x):
         return x._v.dtype
     if t in _PY_SCALARS or t is list or t is tuple:
         return None
+    _check_composite(x)
     return getattr(x, "dtype", None)
 
 
@@ -619,12 +664,18 @@ def _slow_value(a):
         return to_value(a)
     if isinstance(a, _var_type()):
         return a._read_raw()
+    _check_composite(a)
     return a  # NumPy / jax arrays keep their dtype
 
 
 def _weak_value(a):
     # After `_unify`: Python scalars are weakly typed on purpose.
-    return a._read_raw() if isinstance(a, _var_type()) else a
+    if type(a) in _PY_SCALARS:
+        return a
+    if isinstance(a, _var_type()):
+        return a._read_raw()
+    _check_composite(a)
+    return a
 
 
 def _slow_input(a):
@@ -633,11 +684,15 @@ def _slow_input(a):
     t = type(a)
     if t in _PY_SCALARS or t is list or t is tuple or t is TensorShape:
         return to_value(a)
+    _check_composite(a)
     return a
 
 
 def _weak_input(a):
-    return _hooks.read_variable(a) if isinstance(a, _var_type()) else a
+    if isinstance(a, _var_type()):
+        return _hooks.read_variable(a)
+    _check_composite(a)
+    return a
 
 
 def _wrap(out):
@@ -766,15 +821,23 @@ def op(
                 env[f"_d_{p}"] = v.default
                 sig_parts.append(f"{p}=_d_{p}")
         ins = (
-            f"tuple({in_names[0]})"
+            "_ins"  # (a list input is read once: it may be an iterator)
             if listed
             else "(" + "".join(f"{n}, " for n in in_names) + ")"
         )
         ps = "(" + "".join(f"{n}, " for n in param_names) + ")"
+        # (A `try` costs nothing in 3.11 until it catches: a composite input.)
         src = (
             f"def {body.__name__}({', '.join(sig_parts)}):\n"
-            f"    return _dispatch(_info, {ins}, {ps})\n"
+            + (f"    _ins = tuple({in_names[0]})\n" if listed else "")
+            + "    try:\n"
+            f"        return _dispatch(_info, {ins}, {ps})\n"
+            "    except _CompositeInput as e:\n"
+            "        _e = e  # (the handler runs outside the `except`: no chaining)\n"
+            f"    return _composite(_info, {ins}, {ps}, _e)\n"
         )
+        env["_CompositeInput"] = CompositeInput
+        env["_composite"] = _composite_call
         exec(compile(src, f"<jaxtape op {body.__name__}>", "exec"), env)
         public = env[body.__name__]
         public.__doc__ = body.__doc__

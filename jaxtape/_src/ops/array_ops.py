@@ -816,10 +816,13 @@ def _select(condition, x, y):
 
 
 def _where_xy(condition, x, y):
-    from jaxtape._src.core.dispatch import to_value
+    from jaxtape._src.core.dispatch import CompositeInput, to_value
     from jaxtape._src.core.tensor import Tensor
 
-    cond = condition if type(condition) is Tensor else to_value(condition)
+    try:
+        cond = condition if type(condition) is Tensor else to_value(condition)
+    except CompositeInput:  # a RaggedTensor: `_select` hands it to its handler
+        cond = condition
     return _select(cond, x, y)
 
 

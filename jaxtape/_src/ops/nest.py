@@ -3,15 +3,26 @@
 As TF: lists, tuples, namedtuples, dicts (and Mappings), `attrs` classes are
 structures; everything else (None, strings, tensors, NumPy arrays) is a leaf.
 Dict items are flattened in sorted key order (OrderedDicts too); packing
-rebuilds each structure with its own type.
+rebuilds each structure with its own type. With `expand_composites=True`, a
+composite (RaggedTensor, SparseTensor: `register_composite`, installed by
+`structured/`) is a structure of its component Tensors, as TF's.
 """
 
 from __future__ import annotations
 
 import collections.abc
+from collections.abc import Callable
 from typing import Any
 
 _ATTRS = "__attrs_attrs__"
+# type -> (components(x), rebuild(x, components)): TF's `_to_components`.
+_composites: dict[type, tuple[Callable[[Any], list], Callable[[Any, list], Any]]] = {}
+
+
+def register_composite(cls: type, components, rebuild) -> None:
+    """`expand_composites=True` flattens a `cls` into `components(x)` and packs
+    it back with `rebuild(x, components)` (x: the structure's instance)."""
+    _composites[cls] = (components, rebuild)
 
 
 def is_nested(seq: Any) -> bool:
@@ -19,9 +30,11 @@ def is_nested(seq: Any) -> bool:
     return _is_nested(seq)
 
 
-def _is_nested(x):
+def _is_nested(x, expand=False):
     if isinstance(x, (str, bytes)):
         return False
+    if expand and type(x) in _composites:
+        return True
     return (
         isinstance(x, (list, tuple, collections.abc.Mapping))
         or hasattr(type(x), _ATTRS)
@@ -36,7 +49,9 @@ def _sorted_keys(d):
         raise TypeError(f"nest only supports dicts with sortable keys: {e}") from None
 
 
-def _children(x):
+def _children(x, expand=False):
+    if expand and type(x) in _composites:
+        return list(_composites[type(x)][0](x))
     if isinstance(x, collections.abc.Mapping):
         return [x[k] for k in _sorted_keys(x)]
     if hasattr(type(x), _ATTRS):
@@ -44,34 +59,28 @@ def _children(x):
     return list(x)  # a sequence, or a MappingView (keys, values, items)
 
 
-def _expand(x, expand_composites):
-    if expand_composites:
-        raise NotImplementedError(
-            "expand_composites=True is not supported: jaxtape has no composite "
-            "tensors (SparseTensor, RaggedTensor) to expand yet."
-        )
-
-
 def flatten(structure: Any, expand_composites: bool = False) -> list:
     """The leaves of `structure`, depth first, dict items by sorted key; a
     leaf (None included) gives `[leaf]`."""
-    _expand(structure, expand_composites)
     out: list = []
-    _flatten_into(structure, out)
+    _flatten_into(structure, out, bool(expand_composites))
     return out
 
 
-def _flatten_into(x, out):
-    if not _is_nested(x):
+def _flatten_into(x, out, expand=False):
+    if not _is_nested(x, expand):
         out.append(x)
         return
-    for c in _children(x):
-        _flatten_into(c, out)
+    for c in _children(x, expand):
+        _flatten_into(c, out, expand)
 
 
 def _sequence_like(instance, args):
     """A structure of `instance`'s type with children `args` (in sorted-key
     order for mappings)."""
+    composite = _composites.get(type(instance))
+    if composite is not None:
+        return composite[1](instance, list(args))
     if isinstance(instance, collections.abc.Mapping):
         result = dict(zip(_sorted_keys(instance), args))
         kind = type(instance)
@@ -97,14 +106,14 @@ def pack_sequence_as(
     structure: Any, flat_sequence: Any, expand_composites: bool = False
 ) -> Any:
     """`structure` with its leaves replaced, in order, by `flat_sequence`."""
-    _expand(structure, expand_composites)
+    expand = bool(expand_composites)
     if not _is_nested(flat_sequence):
         raise TypeError(
             f"Attempted to pack value:\n  {flat_sequence}\ninto a structure, but found "
             f"incompatible type `{type(flat_sequence)}` instead."
         )
     flat = list(flat_sequence)
-    if not _is_nested(structure):
+    if not _is_nested(structure, expand):
         if len(flat) != 1:
             raise ValueError(
                 f"The target structure is of type `{type(structure)}`\n  "
@@ -113,20 +122,20 @@ def pack_sequence_as(
                 "that it is safe to map one to the other."
             )
         return flat[0]
-    n = len(flatten(structure))
+    n = len(flatten(structure, expand))
     if n != len(flat):
         raise ValueError(
             f"Could not pack sequence. Structure had {n} atoms, but flat_sequence "
             f"had {len(flat)} items.  Structure: {structure}, flat_sequence: {flat}."
         )
     it = iter(flat)
-    return _pack(structure, it)
+    return _pack(structure, it, expand)
 
 
-def _pack(x, it):
-    if not _is_nested(x):
+def _pack(x, it, expand=False):
+    if not _is_nested(x, expand):
         return next(it)
-    return _sequence_like(x, [_pack(c, it) for c in _children(x)])
+    return _sequence_like(x, [_pack(c, it, expand) for c in _children(x, expand)])
 
 
 def assert_same_structure(
@@ -134,8 +143,7 @@ def assert_same_structure(
 ) -> None:
     """Raises TF's ValueError when the structures differ in nesting or lengths
     (or dict keys), TypeError when `check_types` and their types differ."""
-    _expand(nest1, expand_composites)
-    _assert_same(nest1, nest2, check_types, nest1, nest2)
+    _assert_same(nest1, nest2, check_types, nest1, nest2, bool(expand_composites))
 
 
 def _mismatch(error, nest1, nest2, more):
@@ -147,8 +155,8 @@ def _mismatch(error, nest1, nest2, more):
     )
 
 
-def _assert_same(a, b, check_types, top1, top2):
-    na, nb = _is_nested(a), _is_nested(b)
+def _assert_same(a, b, check_types, top1, top2, expand=False):
+    na, nb = _is_nested(a, expand), _is_nested(b, expand)
     if na != nb:
         raise _mismatch(
             ValueError,
@@ -172,7 +180,7 @@ def _assert_same(a, b, check_types, top1, top2):
             f"{type(a).__name__}, while second structure type={type(b).__name__} "
             f"str={b} has type {type(b).__name__}",
         )
-    ca, cb = _children(a), _children(b)
+    ca, cb = _children(a, expand), _children(b, expand)
     if len(ca) != len(cb):
         raise _mismatch(
             ValueError,
@@ -196,7 +204,7 @@ def _assert_same(a, b, check_types, top1, top2):
                 f"{sorted(b)}.",
             )
     for x, y in zip(ca, cb):
-        _assert_same(x, y, check_types, top1, top2)
+        _assert_same(x, y, check_types, top1, top2, expand)
 
 
 def _same_type(a, b):

@@ -9,18 +9,37 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import errors
+from jaxtape._src.core import context, errors
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import array_ops, math_ops, nondiff
 
 
-def _binary(fn):
+def _binary(fn, reflected=None):
     def operator(self, other):
         if type(other) is bool:
             other = _bool_operand(self, other)
-        return fn(self, other)
+        try:
+            return fn(self, other)
+        except (TypeError, ValueError):
+            if reflected is not None and _defers(other, reflected):
+                return NotImplemented
+            raise
 
     return operator
+
+
+def _defers(other, reflected: str) -> bool:
+    """TF's `binary_op_wrapper`: when the op cannot take `other`, an object
+    that implements the reflected operator (`SparseTensor.__rmul__`) gets the
+    call (`NotImplemented` hands it over); numbers, arrays and Variables keep
+    the op's error."""
+    var = context.hooks.variable_type
+    if isinstance(other, _PLAIN) or (var is not None and isinstance(other, var)):
+        return False
+    return hasattr(type(other), reflected)
+
+
+_PLAIN = (Tensor, bool, int, float, complex, list, tuple, np.ndarray, np.generic)
 
 
 def _reflected(fn):
@@ -51,7 +70,9 @@ def _add(self, other):
         return math_ops._add(self, other)
     except errors.EscapedTensorError:
         raise
-    except TypeError:
+    except (TypeError, ValueError):
+        if _defers(other, "__radd__"):
+            return NotImplemented
         error = math_ops.add_number_error(self, other)  # TF's AddV2 error
         if error is None:
             raise
@@ -75,7 +96,9 @@ def _mul(self, other):
         other = _bool_operand(self, other)
     try:
         return math_ops.multiply(self, other)
-    except (errors.InvalidArgumentError, TypeError):
+    except (errors.InvalidArgumentError, TypeError, ValueError):
+        if _defers(other, "__rmul__"):
+            return NotImplemented
         if not (self.dtype.is_bool or getattr(other, "dtype", None) == np.bool_):
             raise
         return nondiff.logical_and(_as_bool(self), _as_bool(other))
@@ -151,19 +174,19 @@ def _iter(self):
 OPERATORS = {
     "__add__": _add,
     "__radd__": _radd,
-    "__sub__": _binary(math_ops.subtract),
+    "__sub__": _binary(math_ops.subtract, "__rsub__"),
     "__rsub__": _reflected(math_ops.subtract),
     "__mul__": _mul,
     "__rmul__": _rmul,
-    "__truediv__": _binary(math_ops.divide),
+    "__truediv__": _binary(math_ops.divide, "__rtruediv__"),
     "__rtruediv__": _reflected(math_ops.divide),
-    "__floordiv__": _binary(math_ops.floordiv),
+    "__floordiv__": _binary(math_ops.floordiv, "__rfloordiv__"),
     "__rfloordiv__": _reflected(math_ops.floordiv),
-    "__mod__": _binary(math_ops.floormod),
+    "__mod__": _binary(math_ops.floormod, "__rmod__"),
     "__rmod__": _reflected(math_ops.floormod),
-    "__pow__": _binary(math_ops.pow),
+    "__pow__": _binary(math_ops.pow, "__rpow__"),
     "__rpow__": _reflected(math_ops.pow),
-    "__matmul__": _binary(math_ops.matmul),
+    "__matmul__": _binary(math_ops.matmul, "__rmatmul__"),
     "__rmatmul__": _reflected(math_ops.matmul),
     "__neg__": lambda self: math_ops.negative(self),
     "__pos__": lambda self: self,
