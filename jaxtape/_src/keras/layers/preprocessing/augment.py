@@ -5,10 +5,11 @@ Layer L5.
 
 They extend `image`'s `_RandomImageLayer` (seed stream, the `training`
 switch, rank checks) through `_AugmentLayer`, which adds Keras's dict inputs
-(`{"images": ..., "labels": ...}`): each layer draws its random numbers in one
-non-differentiable op from the key, then applies Keras's transform in one
-jitted op (a single image is batched and unbatched; `channels_first` is moved
-last and back). The composite layers AugMix, RandAugment and
+(`{"images": ..., "labels": ...}`). A layer's call is one jitted op that cuts
+all its random numbers from one uniform draw of the key (`_units`: each
+separate draw would cost its own compile time) and applies Keras's transform
+(a single image is batched and unbatched; `channels_first` is moved last and
+back). The composite layers AugMix, RandAugment and
 RandomColorJitter live in `augment_policies`.
 """
 
