@@ -450,3 +450,23 @@ def test_discretization_adapt_equals_keras(case, tf):
     if case == "20_values":  # inside jaxtape.function too
         f = jaxtape.function(lambda x: ours(x))
         np.testing.assert_array_equal(f(big).numpy(), np.asarray(theirs(big)))
+
+
+def test_optimizer_default_names_are_numbered_as_keras(tf):
+    """Keras numbers automatic optimizer names (`adam`, `adam_1`);
+    `clear_session` starts again; an explicit name is kept."""
+    import keras
+
+    names = []
+    for m in (keras, jaxtape.keras):
+        m.backend.clear_session()
+        names.append(
+            [
+                m.optimizers.Adam().name,
+                m.optimizers.Adam().name,
+                m.optimizers.SGD().name,
+                m.optimizers.Adam(name="adam").name,
+                m.optimizers.Adam().name,
+            ]
+        )
+    assert names[0] == names[1]

@@ -76,6 +76,21 @@ def scale_by_keras_adam(b1=0.9, b2=0.999, eps=1e-7, amsgrad=False):
     return optax.GradientTransformation(init, update)
 
 
+_uids: dict[str, int] = {}
+
+
+def _auto_name(base: str) -> str:
+    """Keras's automatic optimizer names: `adam`, then `adam_1`, `adam_2`, ..."""
+    n = _uids.get(base, 0)
+    _uids[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def reset_uids() -> None:
+    """Forgets the numbered names given so far (`keras.backend.clear_session`)."""
+    _uids.clear()
+
+
 class _NadamState(NamedTuple):
     count: jax.Array  # pyright: ignore[reportIncompatibleMethodOverride]  # (as above)
     u_product: jax.Array
@@ -437,7 +452,7 @@ class Optimizer:
                 "`ema_overwrite_frequency` must be an integer >= 1 or None. "
                 f"Received: ema_overwrite_frequency={ema_overwrite_frequency}"
             )
-        self.name = name or _camel_to_snake(type(self).__name__)
+        self.name = name or _auto_name(_camel_to_snake(type(self).__name__))
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue = clipnorm, clipvalue
         self.global_clipnorm = global_clipnorm

@@ -47,6 +47,7 @@ from jaxtape._src.keras.keras_tensor import (
 from jaxtape._src.keras.layers.input_spec import assert_input_compatibility
 from jaxtape._src.keras.variables import KerasVariable, standardize_aggregation
 from jaxtape._src.metrics import metrics as metrics_module
+from jaxtape._src.optimizers import optimizers as optimizers_module
 from jaxtape._src.ops import math_ops
 from jaxtape._src.state import graph, trackable
 from jaxtape._src.state.module import Module, name_scope
@@ -78,10 +79,11 @@ def unique_name(base: str) -> str:
 
 
 def reset_uids() -> None:
-    """`keras.backend.clear_session`: automatic names start again (layers and
-    metrics)."""
+    """`keras.backend.clear_session`: automatic names start again (layers,
+    metrics and optimizers)."""
     _uids.clear()
     metrics_module.reset_uids()
+    optimizers_module.reset_uids()
 
 
 # Keras's masks attached to tensors (`backend.set_keras_mask`): Tensors have
