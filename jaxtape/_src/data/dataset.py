@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxtape._src.core import context, errors
 from jaxtape._src.core.tensor import Tensor, TensorSpec
+from jaxtape._src.data import ragged_elements
 from jaxtape._src.data.iterators import (
     AUTOTUNE,
     _FilterIterator,
@@ -110,7 +111,10 @@ class Dataset(_DatasetBase):
         (n,) = sizes
         # (Lazy: string components have no spec, but iterate fine.)
         spec = lambda: _map_structure(
-            lambda a: TensorSpec(a.shape[1:], _dtype(a)), data
+            lambda a: (
+                ragged_elements.slice_spec(a) or TensorSpec(a.shape[1:], _dtype(a))
+            ),
+            data,
         )
         ds = Dataset(
             lambda: (_map_structure(lambda a: a[i], data) for i in range(n)), n, spec
@@ -284,13 +288,13 @@ class Dataset(_DatasetBase):
                 chunk = list(itertools.islice(it, size))
                 if not chunk or (drop_remainder and len(chunk) < size):
                     return
-                yield _zip_structures(lambda parts: np.stack(parts), chunk)
+                yield _zip_structures(ragged_elements.stack, chunk)
 
         card = self._cardinality
         if card >= 0:
             card = card // size if drop_remainder else -(-card // size)
         lead = size if drop_remainder else None
-        spec = self._derived_spec(lambda s: TensorSpec([lead, *s.shape], s.dtype))
+        spec = self._derived_spec(lambda s: ragged_elements.batched_spec(s, lead))
         return self._derive(make, card, spec)
 
     def unbatch(self, name=None) -> Dataset:
@@ -308,12 +312,24 @@ class Dataset(_DatasetBase):
                 for i in range(leaves[0].shape[0] if leaves else 0):
                     yield _map_structure(lambda a: a[i], element)
 
-        spec = self._derived_spec(lambda s: TensorSpec(s.shape[1:], s.dtype))
+        spec = self._derived_spec(ragged_elements.unbatched_spec)
         card = self._cardinality
         if card >= 0:  # TF: known only when the batch dimension is static
             leads = {s.shape[0] for s in _leaves(known)} if known is not None else set()
             card = card * leads.pop() if len(leads) == 1 and None not in leads else -2
         return self._derive(make, card, spec)
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=np.int64,
+                     name=None) -> Dataset:  # fmt: skip
+        """`batch`, where components of varying shape become RaggedTensors (TF's
+        rule: ragged up to the last unknown dimension of the element spec).
+
+        Differences from TensorFlow: after `map` the element spec is read off
+        a value, so every dimension of a rank >= 1 component counts as unknown.
+        """
+        return ragged_elements.to_ragged(self, row_splits_dtype).batch(
+            batch_size, drop_remainder
+        )
 
     def map(self, map_func: Callable[..., Any], num_parallel_calls: int | None = None,
             deterministic: bool | None = None, name: str | None = None,

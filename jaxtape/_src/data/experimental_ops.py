@@ -63,11 +63,9 @@ def _n(count: int) -> str:
 
 
 def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=None):
-    """Not supported: jaxtape has no RaggedTensor yet."""
-    raise NotImplementedError(
-        "tf.data.experimental.dense_to_ragged_batch needs RaggedTensor, which jaxtape "
-        "does not have yet; use Dataset.padded_batch instead."
-    )
+    """`Dataset.ragged_batch` for `apply` (TF's deprecated alias)."""
+    dt = np.int64 if row_splits_dtype is None else row_splits_dtype
+    return lambda ds: ds.ragged_batch(batch_size, drop_remainder, dt)
 
 
 def get_single_element(dataset: Dataset):

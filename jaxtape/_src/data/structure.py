@@ -13,7 +13,9 @@ import numpy as np
 
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
+from jaxtape._src.data.ragged_elements import HostRagged
 from jaxtape._src.state.variable import Variable
+from jaxtape._src.structured.ragged import RaggedTensor
 
 
 class _DatasetBase:
@@ -56,14 +58,17 @@ def _zip_structures(fn, structures):
     return fn(structures)
 
 
-def _to_numpy(x) -> np.ndarray:
-    """A host array by TF's conversion rules (Python float -> float32, ...)."""
+def _to_numpy(x) -> Any:
+    """A host array by TF's conversion rules (Python float -> float32, ...);
+    a RaggedTensor as a `HostRagged`."""
     if type(x) is Tensor:
         return np.asarray(x._value)
     if isinstance(x, Variable):
         return np.asarray(x.read_value()._value)
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or isinstance(x, HostRagged):
         return x
+    if isinstance(x, RaggedTensor):
+        return HostRagged.from_ragged(x)
     if isinstance(x, (str, bytes)) or (
         isinstance(x, list) and isinstance(_first_leaf(x), (str, bytes))
     ):
@@ -101,6 +106,8 @@ def _string_array(x) -> np.ndarray:
 def _to_tensor(x):
     if isinstance(x, _DatasetBase):
         return x
+    if isinstance(x, HostRagged):
+        return x.to_jaxtape()
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO":
         return np.asarray(x)  # strings have no jax dtype: they stay NumPy
     return Tensor(jax.numpy.asarray(x))
@@ -126,6 +133,8 @@ def _spec_of(element):
     def spec(a):
         if isinstance(a, _DatasetBase):
             return DatasetSpec(cast(Any, a).element_spec)
+        if isinstance(a, HostRagged):
+            return a.spec()
         a = np.asarray(a)
         dtype = _dtype(a)
         return TensorSpec(a.shape, dtype)
@@ -187,6 +196,8 @@ def _numpy_leaf(x):
             "values of type DatasetSpec (e.g. after `window`); iterate it with "
             "`for` or `flat_map` the inner datasets first."
         )
+    if isinstance(x, HostRagged):
+        return x.numpy()
     return np.asarray(x)
 
 
