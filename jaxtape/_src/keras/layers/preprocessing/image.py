@@ -451,13 +451,12 @@ class RandomRotation(_AffineLayer):
             fill_mode, interpolation, seed, fill_value, data_format, **kwargs
         )
         self.factor = _factor_pair(self, factor, (-1, 1))
-        self._factor = factor
 
     def _transforms(self, key, n, h, w):
         return _rotation_transforms(key, n, h, w, *self.factor)
 
     def get_config(self):
-        return {**super().get_config(), "factor": self._factor}
+        return {**super().get_config(), "factor": self.factor}  # (Keras's pair)
 
 
 @op("ZoomTransforms", inputs=("key",), differentiable=False)
@@ -650,7 +649,7 @@ class RandomContrast(_RandomImageLayer):
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)
         self.factor = _factor_pair(self, factor, (0, 1))
-        self._factor, self.value_range = factor, tuple(value_range)
+        self.value_range = tuple(value_range)
 
     def _augment(self, x, key):
         return _random_contrast(
@@ -663,9 +662,9 @@ class RandomContrast(_RandomImageLayer):
         )
 
     def get_config(self):
+        # (Keras's: the factor as the `(lower, upper)` pair it resolved to)
         cfg = super().get_config()
-        del cfg["data_format"]
-        return {**cfg, "factor": self._factor, "value_range": list(self.value_range)}
+        return {**cfg, "factor": self.factor, "value_range": list(self.value_range)}
 
 
 @op("RandomBrightness", inputs=("x", "key"), jit=True)
@@ -691,7 +690,6 @@ class RandomBrightness(_RandomImageLayer):
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)
         self.factor = _factor_pair(self, factor, (-1, 1))
-        self._factor = factor
         if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:
             raise ValueError(
                 "The `value_range` argument should be a list of two numbers. "
@@ -704,6 +702,6 @@ class RandomBrightness(_RandomImageLayer):
         return _random_brightness(x, key, self.factor[0], self.factor[1], vr)
 
     def get_config(self):
+        # (Keras's: the factor as the `(lower, upper)` pair it resolved to)
         cfg = super().get_config()
-        del cfg["data_format"]
-        return {**cfg, "factor": self._factor, "value_range": list(self.value_range)}
+        return {**cfg, "factor": self.factor, "value_range": list(self.value_range)}
