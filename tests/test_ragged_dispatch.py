@@ -242,3 +242,37 @@ def test_dataset_of_ragged_matches_tensorflow(name, tf):
     assert _elements(jaxtape, got_ds) == _elements(tf, want_ds)
     if name != "dense_to_ragged_batch_after_map":  # (jaxtape infers map's spec)
         assert _spec_text(got_ds.element_spec) == _spec_text(want_ds.element_spec)
+
+
+# -- jaxtape.function(input_signature=[RaggedTensorSpec(...)]) ----------------------
+def _ragged_signature_function(m):
+    @m.function(input_signature=[m.RaggedTensorSpec([None, None], m.float32, 1)])
+    def row_sums(rt):
+        return m.reduce_sum(rt * 2.0, axis=1)
+
+    return row_sums
+
+
+def test_ragged_input_signature_matches_tensorflow(tf):
+    def run(m):
+        fn = _ragged_signature_function(m)
+        a = fn(m.ragged.constant([[1.0, 2.0], [3.0]])).numpy()
+        b = fn(m.ragged.constant([[1.0], [], [4.0, 5.0]])).numpy()
+        return a.tolist(), b.tolist(), repr(fn.input_signature)
+
+    got, want = run(jaxtape), run(tf)
+    assert got[:2] == want[:2]
+    assert got[2] == want[2].replace("tf.", "jaxtape.")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        lambda m: m.ragged.constant([[1, 2]]),
+        lambda m: m.constant([1.0]),
+        lambda m: m.ragged.constant([[[1.0]]]),
+    ],
+    ids=["int_values", "dense_tensor", "ragged_rank_2"],
+)
+def test_ragged_input_signature_refuses_what_tensorflow_refuses(value, tf):
+    assert_raises_like_tf(tf, lambda m: _ragged_signature_function(m)(value(m)))

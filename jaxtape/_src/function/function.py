@@ -337,12 +337,15 @@ class Function:
         sizes (an `input_signature`'s, or `reduce_retracing`'s relaxation)."""
         key = call.key
         if self._input_signature is not None:
-            specs = jax.tree_util.tree_leaves(self._input_signature)
+            specs = _sig.component_specs(self._input_signature)
             it = iter(specs)
             leaves = []
             for k in key[1]:
                 if k[0] == "array":
                     spec = next(it)
+                    if spec is None:  # (a RaggedTensor's component: as called)
+                        leaves.append(k)
+                        continue
                     shape = tuple(spec.shape)
                     leaves.append(("array", shape, k[2]))
                 else:

@@ -20,6 +20,7 @@ from jaxtape._src.core import dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
 from jaxtape._src.state.variable import Variable
+from jaxtape._src.structured.ragged import RaggedTensor, RaggedTensorSpec
 
 
 def is_array(x) -> bool:
@@ -133,7 +134,7 @@ def check_input_signature(input_signature) -> list | None:
             "`input_signature=[jaxtape.TensorSpec([None], jaxtape.float32)]`."
         )
     for spec in jax.tree_util.tree_leaves(list(input_signature)):
-        if not isinstance(spec, TensorSpec):
+        if not isinstance(spec, (TensorSpec, RaggedTensorSpec)):
             raise TypeError(
                 "input_signature must be a possibly nested sequence of TensorSpec "
                 f"objects, got invalid args {spec!r} with type {type(spec)}."
@@ -215,16 +216,19 @@ def _bind_value(value, spec):
     """One argument against its (possibly nested) spec."""
     if isinstance(spec, TensorSpec):
         return _bind_tensor(value, spec)
+    if isinstance(spec, RaggedTensorSpec):
+        return _bind_ragged(value, spec)
     spec_leaves, spec_tree = jax.tree_util.tree_flatten(spec)
     leaves, tree = jax.tree_util.tree_flatten(
-        value, is_leaf=lambda x: type(x) is Tensor or isinstance(x, Variable)
+        value,
+        is_leaf=lambda x: type(x) is Tensor or isinstance(x, (Variable, RaggedTensor)),
     )
     if tree != spec_tree:
         raise _BindError(
             f"The two structures don't have the same nested structure: {value!r} "
             f"and {spec!r}"
         )
-    bound = [_bind_tensor(v, s) for v, s in zip(leaves, spec_leaves)]
+    bound = [_bind_value(v, s) for v, s in zip(leaves, spec_leaves)]
     return (
         jax.tree_util.tree_unflatten(tree, [b for b, _ in bound]),
         any(c for _, c in bound),
@@ -249,6 +253,31 @@ def _bind_tensor(value, spec: TensorSpec):
             f"Can not cast {got!r} to {TensorSpec(spec.shape, spec.dtype)!r}"
         )
     return tensor, converted
+
+
+def _bind_ragged(value, spec: RaggedTensorSpec):
+    """A RaggedTensor against a `RaggedTensorSpec`: dtype, ragged_rank, row
+    splits dtype and shape must fit (nothing is converted)."""
+    if not isinstance(value, RaggedTensor):
+        raise _BindError(f"Can not cast {value!r:.60} to {spec!r}")
+    if not spec.is_compatible_with(value):
+        raise _BindError(
+            f"Can not cast {RaggedTensorSpec.from_value(value)!r} to {spec!r}"
+        )
+    return value, False
+
+
+def component_specs(input_signature) -> list:
+    """The signature's spec for each array leaf of a call: a TensorSpec, or
+    None for a component of a RaggedTensor (its sizes stay the call's own:
+    the ragged ops need static lengths, so a new length retraces)."""
+    out: list = []
+    for spec in jax.tree_util.tree_leaves(input_signature):
+        if isinstance(spec, RaggedTensorSpec):
+            out += [None] * (1 + spec.ragged_rank)
+        else:
+            out.append(spec)
+    return out
 
 
 # -- printed signatures (TF's `pretty_printed_signature`) -----------------------------
