@@ -2,7 +2,7 @@
 
 `reduce_sum`/`reduce_mean`/`reduce_max`/`reduce_min`/`reduce_prod` are jaxtape
 additions: TF reaches them through `tf.reduce_sum(rt, ...)`'s dispatch, which
-jaxtape's dense ops do not do.
+jaxtape's dense ops now do too (`structured/ragged_dispatch.py`).
 """
 
 from jaxtape._src.structured.ragged_ops import (  # noqa: F401

@@ -52,9 +52,10 @@ class RaggedTensor:
       The number of rows and of values is static under `jaxtape.function`
       (a new one retraces). `numpy()`, `to_list()`, `rt[i]` and `to_tensor()`
       without `shape` need concrete row splits (not inside `jaxtape.function`).
-      Dense ops (`jaxtape.reduce_sum`, `jaxtape.math.abs`) do not accept a
-      RaggedTensor: use `jaxtape.ragged.reduce_sum`, the operators, or
-      `jaxtape.ragged.map_flat_values`.
+      Dense ops take a RaggedTensor as TF's dispatch does for the element-wise
+      ops, `where`, `reduce_*`, `concat`, `stack`, `shape`, `size` and `rank`
+      (`ragged_dispatch`); other ops raise TF's conversion ValueError (use
+      `jaxtape.ragged.map_flat_values` or `to_tensor()`).
     """
 
     __slots__ = ("_values", "_row_splits", "_uniform")
@@ -606,8 +607,9 @@ jax.tree_util.register_pytree_node(
 class RaggedTensorSpec:
     """Describes a RaggedTensor: shape, dtype, ragged_rank and row_splits_dtype.
 
-    Differences from TensorFlow: a spec is a description only (`jaxtape.function`
-    traces from the pytree of the RaggedTensor it gets, not from its spec).
+    Differences from TensorFlow: in a `jaxtape.function` `input_signature` it
+    checks the RaggedTensors a call gets; their lengths stay static in the
+    trace (a new number of rows or values retraces).
     """
 
     __slots__ = ("_shape", "_dtype", "_ragged_rank", "_row_splits_dtype")
