@@ -109,9 +109,14 @@ class _SpatialDropout(Dropout):
         return _dropout(inputs, _key_data(self.seed), self.rate, noise)
 
     def get_config(self):
-        cfg = {**super().get_config(), "data_format": self.data_format}
-        del cfg["noise_shape"]
-        return cfg
+        # (Keras's: no `trainable`, the dtype's name)
+        return {
+            "rate": self.rate,
+            "seed": self.seed,
+            "name": self.name,
+            "dtype": self.dtype,
+            "data_format": self.data_format,
+        }
 
 
 class SpatialDropout1D(_SpatialDropout):

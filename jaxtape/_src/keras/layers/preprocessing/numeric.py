@@ -386,8 +386,7 @@ class CategoryEncoding(Layer):
             **super().get_config(),
             "num_tokens": self.num_tokens,
             "output_mode": self.output_mode,
-            "sparse": self.sparse,
-        }
+        }  # (Keras's lists no `sparse`)
 
 
 # -- Discretization --------------------------------------------------------------------
