@@ -37,9 +37,36 @@ __all__ = [
 
 
 class InputLayer(Layer):
-    """The entry of a functional model; `keras.Input` returns its KerasTensor."""
+    """The entry of a functional model; `keras.Input` returns its KerasTensor.
+    Keras's `sparse`, `ragged`, `optional` and `input_tensor` raise
+    NotImplementedError when set."""
 
-    def __init__(self, shape=None, batch_size=None, dtype=None, name=None, **kwargs):
+    def __init__(
+        self,
+        shape=None,
+        batch_size=None,
+        dtype=None,
+        sparse=None,
+        ragged=None,
+        batch_shape=None,
+        input_tensor=None,
+        optional=False,
+        name=None,
+        **kwargs,
+    ):
+        for arg, value in (
+            ("sparse", sparse),
+            ("ragged", ragged),
+            ("optional", optional),
+            ("input_tensor", input_tensor is not None),
+        ):
+            if value:
+                raise NotImplementedError(
+                    f"InputLayer({arg}=...) is not supported by jaxtape; leave "
+                    f"`{arg}` unset."
+                )
+        if batch_shape is not None:
+            batch_size, shape = batch_shape[0], batch_shape[1:]
         if shape is None:
             shape = kwargs.pop("input_shape", None)
         if shape is None and "batch_input_shape" in kwargs:
@@ -49,7 +76,8 @@ class InputLayer(Layer):
             raise ValueError("InputLayer needs a `shape` (without the batch axis).")
         # (floatx, not the dtype policy: Keras's inputs are float32 under mixed)
         dtype = dtype or config.floatx()
-        super().__init__(name=name or unique_name("input_layer"), dtype=dtype)
+        # (other keyword arguments: Layer's, unknown ones refused there)
+        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
         self._batch_input_shape = (batch_size, *tuple(shape))
         self.output = KerasTensor(
             self._batch_input_shape, self._dtype.name, None, name=self.name
@@ -61,7 +89,10 @@ class InputLayer(Layer):
         return {
             "batch_shape": list(self._batch_input_shape),
             "dtype": self.dtype,
+            "sparse": False,
+            "ragged": False,
             "name": self.name,
+            "optional": False,
         }
 
     @classmethod
@@ -76,7 +107,9 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa
     if shape is None and "batch_shape" in kwargs:
         batch = kwargs.pop("batch_shape")
         batch_size, shape = batch[0], batch[1:]
-    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)
+    layer = InputLayer(
+        shape=shape, batch_size=batch_size, dtype=dtype, name=name, **kwargs
+    )
     out = layer.output
     out._input_layer = layer
     return out
