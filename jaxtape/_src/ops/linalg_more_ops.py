@@ -19,6 +19,7 @@ from jax import lax
 
 from jaxtape._src.core import errors
 from jaxtape._src.core.dispatch import op, to_value
+from jaxtape._src.ops import array_ops, creation_ops, linalg_ops, math_ops, nondiff
 from jaxtape._src.ops.linalg_ops import _check_matrix
 from jaxtape._src.ops.math_ops import _unsupported_dtype
 
@@ -313,8 +314,6 @@ def eigh_tridiagonal(
       accepted and not needed. 'v' selection is eager-only (the count of
       eigenvalues depends on the values).
     """
-    from jaxtape._src.ops import array_ops, linalg_ops, math_ops
-
     a, b = to_value(alpha), to_value(beta)
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise ValueError("Only 1-D alpha and beta are supported (TF's rule).")
@@ -366,8 +365,6 @@ def conjugate_gradient(
     returns `CGState(i, x, r, p, gamma)` after at most `max_iter` steps, or
     once every residual's norm is at most `tol * norm(rhs)`.
     """
-    from jaxtape._src.ops import array_ops, creation_ops, math_ops, nondiff
-
     if not (operator.is_self_adjoint and operator.is_positive_definite):
         raise ValueError("Expected a self-adjoint, positive definite operator.")
     if preconditioner is not None and not (
