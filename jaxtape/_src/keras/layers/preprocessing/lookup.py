@@ -144,6 +144,7 @@ class _IndexLookup(Layer):
     first, `invert`, and CategoryEncoding's output modes."""
 
     _DEFAULT_OOV: Any = None
+    _VOCABULARY_DTYPE = "string"
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None,
                  oov_token=None, vocabulary=None, invert=False, output_mode="int",
@@ -159,10 +160,36 @@ class _IndexLookup(Layer):
                 f"{type(self).__name__}(output_mode='tf_idf') is not supported by "
                 "jaxtape; use 'count' and weigh the counts."
             )
-        kwargs.pop("vocabulary_dtype", None)
-        kwargs.pop("encoding", None)
-        kwargs.pop("oov_method", None)
+        vocabulary_dtype = kwargs.pop("vocabulary_dtype", self._VOCABULARY_DTYPE)
+        encoding = kwargs.pop("encoding", "utf-8")
+        oov_method = kwargs.pop("oov_method", "floormod")
+        salt = kwargs.pop("salt", None)
+        frozen_size = kwargs.pop("vocabulary_size", None)  # (a Keras config's)
+        if oov_method not in ("floormod", "farmhash"):
+            raise ValueError(
+                "Invalid value for argument `oov_method`. Expected one of "
+                f"('floormod', 'farmhash'). Received: oov_method={oov_method}"
+            )
+        if salt is not None:
+            raise NotImplementedError(
+                f"{type(self).__name__}(salt=...) (TF's SipHash "
+                "`to_hash_bucket_strong`) is not supported by jaxtape; leave "
+                "`salt` unset."
+            )
+        if str(encoding).lower().replace("_", "-") not in ("utf-8", "utf8"):
+            raise NotImplementedError(
+                f"{type(self).__name__}(encoding={encoding!r}): jaxtape reads "
+                "strings as UTF-8 only."
+            )
+        if vocabulary_dtype not in ("int32", "int64", "string"):
+            raise ValueError(
+                f"{type(self).__name__}: `vocabulary_dtype` must be 'int32' or "
+                f"'int64' (or 'string'). Received: vocabulary_dtype={vocabulary_dtype}"
+            )
         super().__init__(**kwargs)
+        self.vocabulary_dtype, self.encoding = vocabulary_dtype, encoding
+        self.oov_method, self.salt = oov_method, salt
+        self._frozen_vocab_size = frozen_size
         if output_mode not in _MODES:
             raise ValueError(
                 "Invalid value for argument `output_mode`. Expected one of "
@@ -191,8 +218,12 @@ class _IndexLookup(Layer):
     def _key(self, v):
         raise NotImplementedError
 
+    def _masks_to_zero(self) -> bool:
+        return self.mask_token is not None and self.output_mode == "int"
+
     def _reserved(self) -> list:
-        head = [] if self.mask_token is None else [self._key(self.mask_token)]
+        # (Keras's: the mask token has an id in 'int' mode only)
+        head = [] if not self._masks_to_zero() else [self._key(self.mask_token)]
         return head + [self._key(self.oov_token)] * self.num_oov_indices
 
     def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
@@ -212,6 +243,14 @@ class _IndexLookup(Layer):
                 f"Found reserved tokens in `vocabulary`: {sorted(reserved)}. The "
                 "mask and OOV tokens are added by the layer; remove them."
             )
+        new_size = len(self._reserved()) + len(vocab)
+        if self._frozen_vocab_size not in (None, new_size):
+            raise ValueError(
+                "When loading a saved lookup layer, the vocabulary size must not "
+                f"change. Old vocab size is {self._frozen_vocab_size}, new vocab "
+                f"size is {new_size}"
+            )
+        self._frozen_vocab_size = new_size  # (Keras's `vocabulary_size` entry)
         self._vocab = vocab
         self._index = {v: i for i, v in enumerate(self._reserved() + vocab)}
 
@@ -259,12 +298,12 @@ class _IndexLookup(Layer):
                     for i, f in zip(values.reshape(-1).tolist(), flat)
                 ]
             return np.asarray(flat).reshape(values.shape)
-        start = 0 if self.mask_token is None else 1
+        start = 1 if self._masks_to_zero() else 0
         keys = [self._key(v) for v in values.reshape(-1).tolist()]
         ids = []
         for k in keys:
             if self.mask_token is not None and k == self._key(self.mask_token):
-                ids.append(0)
+                ids.append(start - 1)  # (0; in other modes -1: no id)
             elif k in self._index and self._index[k] >= start + self.num_oov_indices:
                 ids.append(self._index[k])
             elif self.num_oov_indices == 0:
@@ -281,6 +320,7 @@ class _IndexLookup(Layer):
             if self.pad_to_max_tokens and self.max_tokens
             else self.vocabulary_size()
         )
+        out = np.where(out < 0, depth, out)  # (masked: past the last id, dropped)
         return _encoded(self, out, depth, "int64")
 
     def _oov_bucket(self, key) -> int:
@@ -299,7 +339,16 @@ class _IndexLookup(Layer):
             "output_mode": self.output_mode,
             "pad_to_max_tokens": self.pad_to_max_tokens,
             "vocabulary": list(self._vocab) or None,
+            "sparse": False,
+            "idf_weights": None,
+            "vocabulary_size": self._frozen_vocab_size,
+            "oov_method": self.oov_method,
+            "salt": self.salt,
+            **self._dtype_entry(),
         }
+
+    def _dtype_entry(self) -> dict:
+        return {"vocabulary_dtype": self.vocabulary_dtype}
 
 
 class StringLookup(_IndexLookup):
@@ -318,6 +367,9 @@ class StringLookup(_IndexLookup):
     def _key(self, v):
         return v.decode("utf-8") if isinstance(v, bytes) else str(v)
 
+    def _dtype_entry(self) -> dict:
+        return {"encoding": self.encoding}  # (Keras's StringLookup lists no dtype)
+
 
 class IntegerLookup(_IndexLookup):
     """Maps integers to contiguous ids (Keras's `IntegerLookup`): as
@@ -328,11 +380,14 @@ class IntegerLookup(_IndexLookup):
     """
 
     _DEFAULT_OOV = -1
+    _VOCABULARY_DTYPE = "int64"
 
     def _key(self, v):
         return int(v)
 
     def _oov_bucket(self, key) -> int:
+        if self.oov_method == "farmhash":  # (FarmHash of the decimal text)
+            return super()._oov_bucket(key)
         return int(np.mod(key, self.num_oov_indices)) if self.num_oov_indices else 0
 
 
