@@ -244,11 +244,13 @@ class _IndexLookup(Layer):
                 "mask and OOV tokens are added by the layer; remove them."
             )
         new_size = len(self._reserved()) + len(vocab)
-        if self._frozen_vocab_size not in (None, new_size):
-            raise ValueError(
-                "When loading a saved lookup layer, the vocabulary size must not "
-                f"change. Old vocab size is {self._frozen_vocab_size}, new vocab "
-                f"size is {new_size}"
+        fixed = self.output_mode != "int" and not self.pad_to_max_tokens
+        if fixed and self._frozen_vocab_size not in (None, new_size):
+            raise RuntimeError(  # (Keras's: the encoded width is fixed)
+                f"When using `output_mode={self.output_mode}` and "
+                "`pad_to_max_tokens=False`, the vocabulary size cannot be changed "
+                f"after the layer is called. Old vocab size is "
+                f"{self._frozen_vocab_size}, new vocab size is {new_size}"
             )
         self._frozen_vocab_size = new_size  # (Keras's `vocabulary_size` entry)
         self._vocab = vocab
@@ -444,9 +446,10 @@ class TextVectorization(Layer):
                 "`output_sequence_length` must not be set if `output_mode` is not "
                 f"'int'. Received output_sequence_length={output_sequence_length}."
             )
+        self._ngrams_arg = ngrams  # (as given, for the config: Keras's)
         if isinstance(ngrams, int):
             ngrams = tuple(range(1, ngrams + 1))
-        kwargs.pop("vocabulary_size", None)
+        vocabulary_size = kwargs.pop("vocabulary_size", None)
         kwargs.pop("has_input_vocabulary", None)
         super().__init__(name=name, **kwargs)
         if output_mode == "tf_idf" or idf_weights is not None or sparse:
@@ -467,6 +470,7 @@ class TextVectorization(Layer):
             vocabulary=vocabulary,
             mask_token="" if output_mode == "int" else None,
             name=f"{self.name}_lookup",
+            vocabulary_size=vocabulary_size,
         )
         self._max_tokens, self._standardize, self._split = (
             max_tokens,
@@ -570,12 +574,16 @@ class TextVectorization(Layer):
             "max_tokens": self._max_tokens,
             "standardize": self._standardize,
             "split": self._split,
-            "ngrams": self._ngrams,
+            "ngrams": self._ngrams_arg,
             "output_mode": self._output_mode,
             "output_sequence_length": self._output_sequence_length,
             "pad_to_max_tokens": self._pad_to_max_tokens,
             "vocabulary": self._lookup.get_vocabulary(False) or None,
             "encoding": self._encoding,
+            "sparse": False,
+            "ragged": False,
+            "idf_weights": None,
+            "vocabulary_size": self.vocabulary_size(),
         }
 
 
