@@ -140,8 +140,11 @@ class RandomUniform(_Random):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
-def _fans(shape) -> tuple[float, float]:
+def _fans(shape, input_axes=None, output_axes=None) -> tuple[float, float]:
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:  # (Keras's)
+        fan_in = math.prod(shape[a] for a in input_axes)
+        return float(fan_in), float(math.prod(shape[a] for a in output_axes))
     if len(shape) == 0:
         return 1.0, 1.0
     if len(shape) == 1:
@@ -154,9 +157,17 @@ class VarianceScaling(_Random):
     """Keras's `VarianceScaling`: the parent of the Glorot, He and LeCun families."""
 
     def __init__(
-        self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None
+        self,
+        scale=1.0,
+        mode="fan_in",
+        distribution="truncated_normal",
+        seed=None,
+        input_axes=None,
+        output_axes=None,
     ):
         super().__init__(seed)
+        # (Keras's: the kernel axes counted as fan-in/fan-out, when both set)
+        self.input_axes, self.output_axes = input_axes, output_axes
         if scale <= 0:
             raise ValueError(f"VarianceScaling: scale must be positive; got {scale}.")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
@@ -173,7 +184,7 @@ class VarianceScaling(_Random):
 
     def __call__(self, shape, dtype=None, **kwargs):
         dt = _np_dtype(dtype)
-        fan_in, fan_out = _fans(shape)
+        fan_in, fan_out = _fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}
         scale = self.scale / max(1.0, n[self.mode])
         rng, shape = self._rng(), tuple(shape)
@@ -194,16 +205,22 @@ class VarianceScaling(_Random):
             "mode": self.mode,
             "distribution": self.distribution,
             "seed": self.seed,
+            "input_axes": self.input_axes,
+            "output_axes": self.output_axes,
         }
 
 
 def _family(name, scale, mode, distribution):
     class Family(VarianceScaling):
-        def __init__(self, seed=None):
-            super().__init__(scale, mode, distribution, seed)
+        def __init__(self, seed=None, input_axes=None, output_axes=None):
+            super().__init__(scale, mode, distribution, seed, input_axes, output_axes)
 
         def get_config(self):
-            return {"seed": self.seed}
+            return {
+                "seed": self.seed,
+                "input_axes": self.input_axes,
+                "output_axes": self.output_axes,
+            }
 
     Family.__name__ = Family.__qualname__ = name
     Family.__doc__ = f"`VarianceScaling({scale}, {mode!r}, {distribution!r})`."
