@@ -70,9 +70,11 @@ def _add(self, other):
         return math_ops._add(self, other)
     except errors.EscapedTensorError:
         raise
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as e:
         if _defers(other, "__radd__"):
             return NotImplemented
+        if not isinstance(e, TypeError):
+            raise
         error = math_ops.add_number_error(self, other)  # TF's AddV2 error
         if error is None:
             raise
