@@ -490,3 +490,75 @@ def test_optimizer_default_names_are_numbered_as_keras(tf):
             ]
         )
     assert names[0] == names[1]
+
+
+def _with_constraints(m):
+    """Layers with NonNeg constraints and L2 regularizers (LayerNormalization's
+    on `beta` only: regularized weights once came first in `weights`)."""
+    reg, con = {"l2": 0.1}, "non_neg"
+    x3 = np.linspace(-1, 1, 2 * 4 * 6, dtype="float32").reshape(2, 4, 6)
+    ids = np.array([[1, 2, 0, 3]])
+    layers = [
+        (m.layers.Embedding(5, 3, embeddings_constraint=con,
+                            embeddings_regularizer=m.regularizers.L2(**reg),
+                            activity_regularizer=m.regularizers.L2(**reg)), ids),
+        (m.layers.LayerNormalization(gamma_constraint=con, beta_constraint=con,
+                                     beta_regularizer=m.regularizers.L2(**reg)), x3),
+        (m.layers.SeparableConv1D(2, 2, pointwise_constraint=con,
+                                  depthwise_constraint=con, bias_constraint=con), x3),
+        (m.layers.EinsumDense("abc,cd->abd", (4, 2), bias_axes="d",
+                              kernel_constraint=con,
+                              activity_regularizer=m.regularizers.L2(**reg)), x3),
+    ]  # fmt: skip
+    return layers
+
+
+def test_constraints_and_regularizers_apply_as_keras(tf):
+    """The arguments the configs list do what Keras's do: constraints project
+    each weight after an optimizer update; regularizers add the same losses."""
+    import keras
+
+    theirs, ours = _with_constraints(keras), _with_constraints(jaxtape.keras)
+    for (k_layer, x), (j_layer, _) in zip(theirs, ours):
+        k_layer(x)
+        j_layer(x)
+        weights = [w - 0.5 for w in k_layer.get_weights()]  # some negative
+        k_layer.set_weights(weights)
+        j_layer.set_weights(weights)
+        for v in k_layer.trainable_weights:  # (what Keras's optimizers do after
+            if v.constraint is not None:  # an update, without tracing one)
+                v.assign(v.constraint(v))
+        zeros = [np.zeros(w.shape, "float32") for w in j_layer.trainable_weights]
+        opt = jaxtape.keras.optimizers.SGD(0.1)
+        opt.apply_gradients(zip(zeros, j_layer.trainable_weights))
+        for k_w, j_w in zip(k_layer.get_weights(), j_layer.get_weights()):
+            np.testing.assert_allclose(j_w, k_w, rtol=1e-6, atol=1e-6)
+        k_layer(x)
+        j_layer(x)
+        np.testing.assert_allclose(
+            [float(np.asarray(v)) for v in j_layer.losses],
+            [float(np.asarray(v)) for v in k_layer.losses],
+            rtol=1e-5,
+        )
+
+
+def test_embedding_weights_and_constraint_inside_function(tf):
+    """Embedding(weights=...) starts from those weights (Keras's); inside
+    `jaxtape.function` a step's update is projected by the constraint."""
+    w = np.arange(12, dtype="float32").reshape(4, 3) - 6.0
+    layer = jl.Embedding(4, 3, weights=w, embeddings_constraint="non_neg")
+    np.testing.assert_array_equal(layer.get_weights()[0], w)
+    opt = jaxtape.keras.optimizers.SGD(1.0)
+
+    @jaxtape.function
+    def step(ids):
+        with jaxtape.GradientTape() as tape:
+            loss = jaxtape.reduce_sum(layer(ids))
+        grads = tape.gradient(loss, layer.trainable_weights)
+        opt.apply_gradients(zip(grads, layer.trainable_weights))
+        return loss
+
+    step(np.array([[0, 1]]))
+    expected = w.copy()
+    expected[[0, 1]] -= 1.0
+    np.testing.assert_array_equal(layer.get_weights()[0], np.maximum(expected, 0))

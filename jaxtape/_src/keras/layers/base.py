@@ -132,6 +132,10 @@ _call_ctx = _CallContext()
 # What `compile` sets: listed in `Model.metrics` by the training API itself.
 _COMPILE_STATE = frozenset({"_loss_tracker", "_compile_metrics"})
 
+# Lists that name weights without owning them: `add_weight`'s regularized
+# (weight, regularizer) pairs would otherwise put regularized weights first.
+_BOOKKEEPING = frozenset({"_regularized", "_losses"})
+
 
 def _layer_scope(name: str):
     """The name scope of a layer called `name` (none for Keras's `name=''`)."""
@@ -258,7 +262,9 @@ class Layer(Module):
         lists, tuples and dicts, in assignment order): its own weights and its
         direct sublayers. Other objects (metrics, plain Modules) hold none."""
         own, subs, seen = [], [], {id(self)}
-        for value in self._tracked.values():
+        for key, value in self._tracked.items():
+            if key in _BOOKKEEPING:  # (weights listed there do not order them)
+                continue
             for leaf in _leaves(value):
                 if id(leaf) in seen or not isinstance(leaf, (Variable, Layer)):
                     continue
