@@ -18,6 +18,7 @@ from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops import numpy as knp
 from jaxtape._src.keras.ops._base import body, tensor
 from jaxtape._src.keras.ops.nn import _data_format
+from jaxtape._src.ops import image_color_ops
 
 
 def _images(images, data_format):
@@ -219,27 +220,8 @@ def _rgb_to_hsv(x, *, axis, inverse):
         h = jnp.where(rng > 0, h / 6, zero)
         h = jnp.where(h < 0, h + 1, h)
         out = [h, s, v]
-    else:
-        h, s, v = a, b, c
-        chroma = s * v
-        m = v - chroma
-        dh = h * 6
-        cat = jnp.floor(dh)
-        xx = chroma * (1 - jnp.abs(jnp.mod(dh, 2) - 1))
-        table = [
-            (chroma, xx, zero),
-            (xx, chroma, zero),
-            (zero, chroma, xx),
-            (zero, xx, chroma),
-            (xx, zero, chroma),
-            (chroma, zero, xx),
-        ]
-        out = []
-        for ch in range(3):
-            val = zero
-            for k, row in enumerate(table):
-                val = jnp.where(cat == k, row[ch], val)
-            out.append(val + m)
+    else:  # TF's `HSVToRGB` kernel (Keras's TF backend): hue 1.0 is red
+        out = list(image_color_ops._rgb(a, b, c))
     return jnp.moveaxis(jnp.stack(out, axis=-1), -1, axis)
 
 
@@ -391,15 +373,29 @@ def extract_patches(
     images, size, strides=None, dilation_rate=1, padding="valid", data_format=None
 ):
     """Keras 3's `keras.ops.image.extract_patches`: 2-D patches flattened into
-    the channel axis (`(kh, kw, C)` order, as TF's `extract_patches`)."""
+    the channel axis (`(kh, kw, C)` order, as TF's `extract_patches`); a
+    3-number `size` extracts 3-D patches (`extract_patches_3d`), as Keras's."""
+    if not isinstance(size, int):
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(
+                "Invalid `size` argument. Expected an int or a tuple. "
+                f"Received: size={size} of type {type(size).__name__}"
+            )
+        if len(size) not in (2, 3):
+            raise ValueError(
+                "Invalid `size` argument. Expected a tuple of length 2 or 3. "
+                f"Received: size={size} with length {len(size)}"
+            )
+        if len(size) == 3:
+            # (a function-level import: image_more imports this module)
+            from jaxtape._src.keras.ops.image_more import extract_patches_3d
+
+            return extract_patches_3d(
+                images, size, strides, dilation_rate, padding, data_format
+            )
     x, last = _images(images, data_format)
     from_tuple = knp.static(size)
     k = (from_tuple, from_tuple) if isinstance(from_tuple, int) else tuple(from_tuple)
-    if len(k) != 2:
-        raise ValueError(
-            "Invalid `size` argument. Expected an int or a tuple of length 2. "
-            f"Received: size={size}"
-        )
     s = k if strides is None else knp.static(strides)
     s = (s, s) if isinstance(s, int) else tuple(s)
     dl = knp.static(dilation_rate)
