@@ -101,6 +101,27 @@ def test_dict_labels_dtype(tf, labels):
     assert run(jaxtape) == run(tf)
 
 
+@pytest.mark.parametrize("convert", [True, False])
+def test_dict_labels_convert_input_args(tf, convert):
+    """A layer that sets Keras's `_convert_input_args = False` (RandomFlip,
+    RandomCrop do) keeps float64 `"labels"` (and images) as given."""
+
+    def run(m):
+        class Identity(m.keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                self._convert_input_args = convert
+
+            def call(self, inputs):
+                return inputs
+
+        data = {"images": _IMAGES, "labels": _LABELS["float64"]}
+        out = Identity()({k: m.constant(v) for k, v in data.items()})
+        return {k: np.asarray(v).dtype for k, v in out.items()}
+
+    assert run(jaxtape) == run(tf)
+
+
 @pytest.mark.xfail(
     strict=True,
     raises=ValueError,

@@ -158,6 +158,9 @@ class Layer(Module):
     """
 
     _TAKES_INPUT_LENGTH = False  # (Embedding's TF 2 argument)
+    # Keras's opt-out of input conversion (RandomFlip, RandomCrop, the lookups
+    # set it False): inputs, dict "labels" included, keep their float dtype.
+    _convert_input_args = True
     # Attributes holding Variables, Layers or containers (`__setattr__` keeps it).
     _tracked: dict[str, Any]
     _inbound_nodes: list[Node]  # the layer's calls on KerasTensors, once called
@@ -603,6 +606,7 @@ class Layer(Module):
             dtype = x._v.dtype  # a pending value's too: casting must not compute it
             if (
                 self._autocast
+                and self._convert_input_args
                 and target is not None
                 and dtype != target
                 and (dtype.kind == "f" or dtype.name == "bfloat16")
