@@ -74,6 +74,7 @@ def _child(framework: str, env: dict) -> dict:
 
 
 def _has_tf() -> bool:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
         import tensorflow  # noqa: F401
     except ImportError:  # pragma: no cover
