@@ -453,6 +453,7 @@ def test_jax_layer_matches_tf_keras(tf):
         (tf, tf.keras.layers.JaxLayer),
         (jt, jt.keras.layers.JaxLayer),
     ):
+        mod.keras.backend.clear_session()  # (weight names count from here)
         layer = layer_cls(_dense_call, params=params)
         with mod.GradientTape() as tape:
             out = layer(mod.constant(x))

@@ -19,7 +19,6 @@ from jaxtape._src.autodiff import segments
 from jaxtape._src.autodiff.program import Program, Slice, cache
 from jaxtape._src.core import context
 from jaxtape._src.core.compile_cache import get_max_compiled_ops
-from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
 
 _state = context.state

@@ -19,7 +19,7 @@ import jax
 import jax.core
 import numpy as np
 
-from jaxtape._src.core import checks, context, deferred, device, dtypes, errors
+from jaxtape._src.core import checks, context, deferred, device, errors
 from jaxtape._src.core.compile_cache import guard as _guard
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.tensor import Tensor, TensorShape

@@ -12,7 +12,6 @@ from jaxtape._src.core import errors
 from jaxtape._src.data.dataset import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
-    UNKNOWN_CARDINALITY,
     Dataset,
     _to_numpy,
 )

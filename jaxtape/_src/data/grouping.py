@@ -12,7 +12,6 @@ import numpy as np
 
 from jaxtape._src.core import errors
 from jaxtape._src.core.tensor import TensorShape, TensorSpec
-from jaxtape._src.data.structure import DatasetSpec
 from jaxtape._src.data.dataset import (
     UNKNOWN_CARDINALITY,
     Dataset,
@@ -24,6 +23,7 @@ from jaxtape._src.data.dataset import (
     _UserFunction,
     _zip_structures,
 )
+from jaxtape._src.data.structure import DatasetSpec
 
 
 def _int(value) -> int:

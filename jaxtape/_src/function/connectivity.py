@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jax.extend.core import Var
 import numpy as np
 from jax._src.interpreters import ad
+from jax.extend.core import Var
 
 
 def differentiable_inputs(jaxpr, used_outputs: Sequence[bool]) -> list[bool]:

@@ -45,7 +45,6 @@ from jaxtape._src.core.tensor import (
     key_order,
 )
 from jaxtape._src.function import capture, loops
-from jaxtape._src.ops.tensor_array import TensorArray
 from jaxtape._src.state.variable import Variable
 
 _state = context.state

@@ -29,9 +29,8 @@ from jaxtape._src.core.tensor import (
     key_order,
     tree_flatten,
 )
-from jaxtape._src.function import connectivity
+from jaxtape._src.function import connectivity, shared_state, specialize
 from jaxtape._src.function import probe as _probe
-from jaxtape._src.function import shared_state, specialize
 from jaxtape._src.function.concrete import OUT_ARRAY as _ARRAY
 from jaxtape._src.function.concrete import OUT_TENSOR as _TENSOR
 from jaxtape._src.ops import script_ops

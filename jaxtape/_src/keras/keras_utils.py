@@ -8,10 +8,7 @@ error types and texts.
 
 from __future__ import annotations
 
-import math
 import random
-import sys
-import time
 
 import jax.numpy as jnp
 import numpy as np
@@ -19,9 +16,7 @@ import numpy as np
 from jaxtape._src.core import dtypes, registry
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
-from jaxtape._src.data.dataset import Dataset
 from jaxtape._src.initializers.initializers import INITIALIZERS
-from jaxtape._src.ops import array_ops
 from jaxtape._src.keras import serialization
 from jaxtape._src.keras.activations import ACTIVATIONS
 from jaxtape._src.keras.data_adapter import (
@@ -35,6 +30,7 @@ from jaxtape._src.keras.layers.base import Layer, reset_uids
 from jaxtape._src.keras.regularizers import REGULARIZERS
 from jaxtape._src.losses.losses import LOSSES
 from jaxtape._src.metrics.metrics import METRICS
+from jaxtape._src.ops import array_ops
 from jaxtape._src.optimizers.optimizers import OPTIMIZERS
 from jaxtape._src.optimizers.schedules import SCHEDULES
 from jaxtape._src.state import random_ops

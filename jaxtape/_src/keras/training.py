@@ -114,7 +114,6 @@ if TYPE_CHECKING:  # the mixin's host: keras.Model is TrainingMixin + Layer
         MetricLike,
         Nested,
         OptimizerLike,
-        TensorLike,
     )
     from jaxtape._src.keras.layers.base import Layer as _Host
 else:

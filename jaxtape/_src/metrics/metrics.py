@@ -27,7 +27,6 @@ from jaxtape._src.metrics.base import (
     _jnp_metric,
     _safe_div,
     _wrapper,
-    reset_uids,
 )
 from jaxtape._src.metrics.confusion_metrics import (
     AUC,
@@ -43,10 +42,10 @@ from jaxtape._src.metrics.confusion_metrics import (
     TruePositives,
 )
 from jaxtape._src.metrics.score_metrics import (
+    BinaryIoU,
     F1Score,
     FBetaScore,
     IoU,
-    BinaryIoU,
     MeanIoU,
     OneHotIoU,
     OneHotMeanIoU,

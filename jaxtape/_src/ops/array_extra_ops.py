@@ -22,7 +22,6 @@ from jaxtape._src.core import checks, errors
 from jaxtape._src.core.dispatch import _tf_name, op, to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.ops.array_ops import (
-    _check_nd,
     _check_nd_args,
     _check_tensor_scatter,
     _nd_key,
@@ -30,8 +29,8 @@ from jaxtape._src.ops.array_ops import (
     getitem,
     stack,
 )
-from jaxtape._src.ops.math_ops import K_REAL, _axis, _check
 from jaxtape._src.ops.math_extra_ops import _host
+from jaxtape._src.ops.math_ops import K_REAL, _check
 
 
 def _dtype(dtype):

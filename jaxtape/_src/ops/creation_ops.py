@@ -5,10 +5,10 @@ Created tensors are data: they are never tracked by a tape until watched.
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 import numpy as np
-
-import math
 
 from jaxtape._src.core import context, device, dtypes, errors
 from jaxtape._src.core.dispatch import to_value

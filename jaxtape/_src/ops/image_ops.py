@@ -12,10 +12,8 @@ Python numbers or values known while tracing. Offsets of
 
 from __future__ import annotations
 
-import enum
 import functools
 import inspect
-import math
 
 import jax
 import jax.core

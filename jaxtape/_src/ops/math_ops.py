@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, SupportsFloat, overload
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -30,8 +31,8 @@ from jaxtape._src.core.dispatch import _mismatch, _tf_name, op
 from jaxtape._src.ops import fast_lax, kinks
 
 if TYPE_CHECKING:
-    from jaxtape._src.core.typing import TensorLike, DTypeLike, AxisLike
     from jaxtape._src.core.tensor import Tensor
+    from jaxtape._src.core.typing import AxisLike, DTypeLike, TensorLike
 
 
 @overload

@@ -620,8 +620,7 @@ class IndexedSlices:
         return self.dense_shape
 
     def to_dense(self) -> Tensor:
-        from jaxtape._src.ops.array_ops import scatter_nd
-        from jaxtape._src.ops.array_ops import expand_dims
+        from jaxtape._src.ops.array_ops import expand_dims, scatter_nd
 
         return scatter_nd(expand_dims(self.indices, -1), self.values, self.dense_shape)
 

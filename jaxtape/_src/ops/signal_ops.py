@@ -29,9 +29,9 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 import numpy as np
 import scipy.special
+from jax import lax
 
 from jaxtape._src.core import context, dtypes, errors
 from jaxtape._src.core.dispatch import op, to_value

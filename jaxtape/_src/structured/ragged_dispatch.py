@@ -35,7 +35,6 @@ from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import math_ops, nest, nondiff
 from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.structured import ragged_ops
-from jaxtape._src.structured.sparse import SparseTensor
 from jaxtape._src.structured.ragged import (
     RaggedTensor,
     _check_same_splits,
@@ -44,6 +43,7 @@ from jaxtape._src.structured.ragged import (
     _nrows,
     _operand,
 )
+from jaxtape._src.structured.sparse import SparseTensor
 
 
 # -- element-wise --------------------------------------------------------------------

@@ -27,7 +27,6 @@ from jaxtape._src.structured.ragged import (
     _check_same_splits,
     _dim0,
     _is_traced,
-    _lengths_to_splits,
     _nrows,
     _nvals,
     _splits_arg,

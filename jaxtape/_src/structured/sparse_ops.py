@@ -40,7 +40,11 @@ from jaxtape._src.ops.array_ops import gather
 from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.ops.math_extra_ops import (
     segment_mean as _dense_segment_mean,
+)
+from jaxtape._src.ops.math_extra_ops import (
     segment_sum as _dense_segment_sum,
+)
+from jaxtape._src.ops.math_extra_ops import (
     unsorted_segment_mean,
     unsorted_segment_sqrt_n,
     unsorted_segment_sum,

@@ -28,7 +28,6 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -46,9 +45,10 @@ from jaxtape._src.keras.keras_tensor import (
 )
 from jaxtape._src.keras.layers.input_spec import assert_input_compatibility
 from jaxtape._src.keras.variables import KerasVariable, standardize_aggregation
+from jaxtape._src.metrics import base as metrics_base
 from jaxtape._src.metrics import metrics as metrics_module
-from jaxtape._src.optimizers import optimizers as optimizers_module
 from jaxtape._src.ops import math_ops
+from jaxtape._src.optimizers import optimizers as optimizers_module
 from jaxtape._src.state import graph, trackable
 from jaxtape._src.state.module import Module, name_scope
 from jaxtape._src.state.scope import creating_state
@@ -82,7 +82,7 @@ def reset_uids() -> None:
     """`keras.backend.clear_session`: automatic names start again (layers,
     metrics and optimizers)."""
     _uids.clear()
-    metrics_module.reset_uids()
+    metrics_base.reset_uids()
     optimizers_module.reset_uids()
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxtape._src.core.dispatch import op

@@ -29,7 +29,6 @@ from jaxtape._src.keras.layers.core import Embedding
 from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
 from jaxtape._src.keras.layers.preprocessing.lookup import _encoded, _host
 from jaxtape._src.keras.layers.seed_generator import SeedStream
-from jaxtape._src.ops import math_ops
 from jaxtape._src.state.random_ops import next_key
 from jaxtape._src.state.scope import creating_state
 

@@ -10,22 +10,20 @@ Layer L5 (keras); imports `core`, `ops`, `autodiff`, `function` and this package
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import re
 
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxtape._src.autodiff.custom_gradient import custom_gradient as _tf_custom_gradient
 from jaxtape._src.autodiff.forward import ForwardAccumulator
 from jaxtape._src.autodiff.gradient_tape import UnconnectedGradients
-from jaxtape._src.autodiff.custom_gradient import custom_gradient as _tf_custom_gradient
-from jaxtape._src.core import config
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.function import control_flow
 from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops import numpy as knp
-from jaxtape._src.keras.ops._base import body, dtype_arg, shape_arg, static, tensor
+from jaxtape._src.keras.ops._base import body, dtype_arg, shape_arg, tensor
 from jaxtape._src.ops import nest, nondiff
 
 cast = knp.cast

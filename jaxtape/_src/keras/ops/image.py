@@ -387,7 +387,7 @@ def extract_patches(
                 f"Received: size={size} with length {len(size)}"
             )
         if len(size) == 3:
-            # (a function-level import: image_more imports this module)
+            # cycle: image -> image_more -> image
             from jaxtape._src.keras.ops.image_more import extract_patches_3d
 
             return extract_patches_3d(

@@ -19,10 +19,10 @@ import optax
 from jax import lax
 
 from jaxtape._src.core import config
-from jaxtape._src.ops import kinks
 from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops import numpy as knp
 from jaxtape._src.keras.ops._base import body, dtype_arg, float_of, name_public, tensor
+from jaxtape._src.ops import kinks
 
 
 def _float(x):

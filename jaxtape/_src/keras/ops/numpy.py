@@ -19,7 +19,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import config
-from jaxtape._src.ops import kinks
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops._base import (
@@ -32,6 +31,7 @@ from jaxtape._src.keras.ops._base import (
     sum_dtype,
     tensor,
 )
+from jaxtape._src.ops import kinks
 
 _DOC = (
     "Keras 3's `keras.ops.{name}`: NumPy's `{np_name}` with Keras's dtype rules "

@@ -4,28 +4,19 @@ projections of the attention layers. Layer L5.
 
 from __future__ import annotations
 
-
 import math
 import re
-import string
-from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import activations, constraints, regularizers
-from jaxtape._src.keras.keras_tensor import KerasTensor, shape_of
-from jaxtape._src.keras.layers.base import Layer, _layer_scope
+from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.core import _serialized, add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
-from jaxtape._src.keras.layers.regularization import _dropout
-from jaxtape._src.keras.layers.seed_generator import SeedStream
-from jaxtape._src.ops import array_ops, math_ops, nondiff
 
 __all__ = ["EinsumDense"]
 

@@ -4,9 +4,7 @@ core they share (masks, the scores op, dropout on a SeedStream). Layer L5.
 
 from __future__ import annotations
 
-
 import math
-import re
 import string
 from typing import Any
 
@@ -16,17 +14,15 @@ import numpy as np
 
 from jaxtape._src.core import context
 from jaxtape._src.core.dispatch import op
-from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
-from jaxtape._src.keras import activations, constraints, regularizers
+from jaxtape._src.keras import constraints, regularizers
 from jaxtape._src.keras.keras_tensor import KerasTensor, shape_of
+from jaxtape._src.keras.layers.attention.einsum_dense import EinsumDense
 from jaxtape._src.keras.layers.base import Layer, _layer_scope, get_keras_mask
 from jaxtape._src.keras.layers.core import add_activity_loss
-from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.keras.layers.regularization import _dropout
 from jaxtape._src.keras.layers.seed_generator import SeedStream
 from jaxtape._src.ops import array_ops, math_ops, nondiff
-from jaxtape._src.keras.layers.attention.einsum_dense import EinsumDense
 
 __all__ = ["GroupQueryAttention", "GroupedQueryAttention", "MultiHeadAttention"]
 

@@ -12,8 +12,6 @@ import itertools
 import math
 from typing import Any
 
-import jax
-import jax.core
 import jax.numpy as jnp
 import numpy as np
 
