@@ -77,9 +77,9 @@ def trim_compilation_cache(path: str, max_bytes: int) -> int:
     until the cache holds at most `max_bytes`; returns the bytes freed.
 
     JAX's own bound (`jax_compilation_cache_max_size`) lists and stats the
-    whole directory on every write: a loop over 500 input sizes (2,300
-    programs) took over twice as long. One pass per process instead, off the
-    import's path, keeps the cache about as bounded.
+    whole directory on every write: a loop over 500 input sizes was not done
+    after 11 minutes (6.6 without the cache; 4.6 with this trim instead). One
+    pass per process, off the import's path, keeps the cache about as bounded.
     """
     entries = []
     try:

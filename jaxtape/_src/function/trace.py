@@ -18,6 +18,7 @@ from typing import Any
 
 import jax
 import jax.core
+import jax.numpy as jnp
 import numpy as np
 from jax._src.interpreters import ad
 
@@ -383,7 +384,7 @@ class _Trace:
         call = _CompiledCall(self)
         info = OpInfo(call, f"function:{call.__name__}", False, True)
         args = [
-            x if type(x) is Tensor and connected else Tensor(to_value(x))
+            x if type(x) is Tensor and connected else Tensor(jnp.asarray(to_value(x)))
             for x, connected in zip(objs, self._connected[n_vars:])
         ]
         out = dispatch_raw(info, [*reads, *args], ())
