@@ -67,6 +67,7 @@ ROWS: dict[str, Row] = {
     "with_values": row(lambda m, v, w: sp(m, v).with_values(w), V4, f(4)),
     "mul_dense": row(lambda m, v, d: sp(m, v) * d, V4, f(3, 4)),
     "mul_broadcast_row": row(lambda m, v, d: sp(m, v) * d, V4, f(4)),
+    "rmul_dense": row(lambda m, v, d: d * sp(m, v), V4, f(3, 4)),
     "mul_scalar": row(lambda m, v: sp(m, v) * 2.0, V4, grad=False),  # TF grad fails
     "truediv_dense": row(lambda m, v, d: sp(m, v) / (d * d + 1.0), V4, f(3, 4)),
     "truediv_int": row(lambda m: sp(m, [1, 2, 3, 4]) / 2, grad=False),
@@ -389,6 +390,8 @@ ERRORS: dict[str, Callable] = {
         m.SparseTensor([[1, 0], [1, 0]], [1.0, 2.0], [3, 4])
     ),
     "to_dense_of_dense": lambda m: m.sparse.to_dense(m.constant([[1.0]])),
+    "number_times_sparse": lambda m: 2.0 * sp(m, V4),
+    "dense_plus_sparse": lambda m: m.ones((3, 4)) + sp(m, V4),
     "add_two_dense": lambda m: m.sparse.add(m.ones((2, 2)), m.ones((2, 2))),
     "add_dtype_mismatch": lambda m: m.sparse.add(sp(m, V4), sp(m, [1, 2, 3, 4])),
     "mul_dtype_mismatch": lambda m: sp(m, V4) * m.constant([2.0], m.float64),

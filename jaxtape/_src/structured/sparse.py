@@ -128,6 +128,13 @@ class SparseTensor:
     def __mul__(self, other):
         return _dense_binary(self, other, "mul")
 
+    def __rmul__(self, other):
+        # `dense * sparse` (a Tensor or Variable): TF's operator dispatches it
+        # to the sparse product; a number or list on the left raises TypeError.
+        if isinstance(other, (int, float, complex, list, tuple, np.generic)):
+            return NotImplemented
+        return _dense_binary(self, other, "mul")
+
     def __truediv__(self, other):
         return _dense_binary(self, other, "truediv")
 
