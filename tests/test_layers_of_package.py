@@ -26,6 +26,7 @@ LAYERS = {
     "summary": 4,
     "data": 4,
     "checkpoint": 4,
+    "io": 4,
     "keras": 5,
     "distribute": 5,
     "autograph": 5,  # lowers to function/control_flow, iterates data/ Datasets

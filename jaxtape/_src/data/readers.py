@@ -7,18 +7,16 @@ string tensors).
 from __future__ import annotations
 
 import glob
-import gzip
 import os
-import struct
-import zlib
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from jaxtape._src.core import errors
 from jaxtape._src.data.dataset import UNKNOWN_CARDINALITY, Dataset, _to_numpy
+from jaxtape._src.ops import record_io
 
-_COMPRESSIONS = ("", "GZIP", "ZLIB")
+_COMPRESSIONS = record_io.COMPRESSIONS
 
 
 def _file_names(filenames) -> list[str]:
@@ -77,11 +75,7 @@ def _read_bytes(path: str, compression: str) -> bytes:
         raise errors.NotFoundError(
             None, None, f"{path}; No such file or directory"
         ) from None
-    if compression == "GZIP":
-        return gzip.decompress(data)
-    if compression == "ZLIB":
-        return zlib.decompress(data)
-    return data
+    return record_io.decompress(data, compression)
 
 
 def _check_compression(compression_type) -> str:
@@ -174,38 +168,13 @@ class TFRecordDataset(Dataset):
         del buffer_size, name
 
         def read(path: str) -> Iterator:
-            from tensorboardX.record_writer import masked_crc32c
-
             data = _read_bytes(path, compression)
-            pos = 0
-            while pos < len(data):
-                if pos + 12 > len(data):
-                    raise _corrupt(path, pos, "truncated record header")
-                header = data[pos : pos + 8]
-                (length,) = struct.unpack("<Q", header)
-                (crc,) = struct.unpack("<I", data[pos + 8 : pos + 12])
-                if masked_crc32c(header) != crc:
-                    raise _corrupt(path, pos, "corrupted record length")
-                start, end = pos + 12, pos + 12 + length
-                if end + 4 > len(data):
-                    raise _corrupt(path, pos, "truncated record")
-                record = data[start:end]
-                (crc,) = struct.unpack("<I", data[end : end + 4])
-                if masked_crc32c(record) != crc:
-                    raise _corrupt(path, pos, "corrupted record data (CRC mismatch)")
+            for record in record_io.records(data, path):
                 yield np.asarray(record)
-                pos = end + 4
 
         super().__init__(
             _file_source(filenames, read, num_parallel_reads), UNKNOWN_CARDINALITY
         )
-
-
-def _corrupt(path: str, offset: int, what: str) -> errors.DataLossError:
-    return errors.DataLossError(
-        None, None, f"{path}: {what} at offset {offset}. The file is not a valid "
-        "TFRecord file or was cut short."
-    )  # fmt: skip
 
 
 _CSV_TYPES = ("float32", "float64", "int32", "int64", "string")
