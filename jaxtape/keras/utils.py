@@ -47,6 +47,7 @@ from jaxtape._src.keras.keras_utils import (  # noqa: F401
 )
 from jaxtape._src.keras.utils_config import Config  # noqa: F401
 from jaxtape.keras.legacy import saving as legacy  # noqa: F401
+from jaxtape.keras import _bounding_boxes as bounding_boxes  # noqa: F401
 from jaxtape._src.keras.progbar import (  # noqa: F401
     Progbar,
     disable_interactive_logging,
