@@ -18,6 +18,7 @@ from jaxtape._src.core.dtypes import (  # noqa: F401
     int16 as int16,
     int32 as int32,
     int64 as int64,
+    string as string,
     uint8 as uint8,
     uint16 as uint16,
     uint32 as uint32,
@@ -218,6 +219,7 @@ from jaxtape._src.structured.ragged import (  # noqa: F401
     RaggedTensorSpec as RaggedTensorSpec,
 )
 from jaxtape._src.structured import ragged_dispatch as _ragged_dispatch  # noqa: F401
+from jaxtape._src.structured import strings as _strings  # noqa: F401
 from jaxtape._src.ops.script_ops import (  # noqa: F401
     numpy_function as numpy_function,
     py_function as py_function,

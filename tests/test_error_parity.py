@@ -813,10 +813,13 @@ def test_bad_input_gets_tensorflows_error_or_value(name, tf):
     [["a", "b"], "a", b"a", np.array(["a"]), np.array("a"), [["a"], ["b"]]],
     ids=["list", "str", "bytes", "numpy", "numpy_0d", "nested"],
 )
-def test_strings_are_refused_with_a_clear_not_implemented_error(value):
-    # TF makes tf.string tensors; jaxtape has none yet, a missing feature.
-    with pytest.raises(NotImplementedError, match="no string tensors"):
-        jaxtape.constant(value)
+def test_strings_convert_to_string_tensors_as_in_tf(value, tf):
+    # TF makes tf.string tensors of UTF-8 bytes; so does jaxtape (StringTensor).
+    want, got = tf.constant(value), jaxtape.constant(value)
+    assert got.dtype.name == want.dtype.name == "string"
+    assert got.shape == tuple(want.shape)
+    assert type(got.numpy()) is type(want.numpy())
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 def test_lists_of_tensors_still_convert():

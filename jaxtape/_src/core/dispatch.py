@@ -127,9 +127,43 @@ def register_composite(cls: type, handler: Callable[[OpInfo, tuple, tuple], Any]
     _composites[cls] = handler
 
 
+# -- strings (StringTensor) ----------------------------------------------------------
+# Strings are host values (`structured/strings`), registered like a composite:
+# a string input (a StringTensor, `str`/`bytes`, a list of them, a NumPy string
+# array) raises `StringInput` where inputs are converted, and the op's wrapper
+# hands the call to the strings handler. `convert(value, dtype)` makes one.
+class StringInput(CompositeInput):
+    """A string value where an op converts a (numeric) Tensor."""
+
+
+_strings: dict[str, Any] = {"cls": None, "handler": None, "convert": None}
+
+
+def register_strings(cls: type, handler: Callable, convert: Callable) -> None:
+    """String inputs to ops call `handler(info, inputs, params)`; `convert(value,
+    dtype)` is `constant`'s conversion of a string value to a `cls`."""
+    _composites[cls] = handler
+    _strings.update(cls=cls, handler=handler, convert=convert)
+
+
+def string_tensor(value: Any, dtype: Any = None) -> Any:
+    """`value` (strings, or any value with dtype string) as a StringTensor."""
+    convert = _strings["convert"]
+    if convert is None:
+        raise _no_strings(value)
+    return convert(value, dtype)
+
+
+def _string_input(x) -> Exception:
+    return _no_strings(x) if _strings["cls"] is None else StringInput(x)
+
+
 def _check_composite(a) -> None:
-    if type(a) in _composites:
-        raise CompositeInput(a)
+    t = type(a)
+    if t in _composites:
+        raise StringInput(a) if t is _strings["cls"] else CompositeInput(a)
+    if isinstance(a, (str, bytes)) or (t is np.ndarray and a.dtype.kind in "OSU"):
+        raise _string_input(a)
 
 
 def _composite_call(info: OpInfo, ins: tuple, params: tuple, error: CompositeInput):
@@ -139,6 +173,8 @@ def _composite_call(info: OpInfo, ins: tuple, params: tuple, error: CompositeInp
         handler = _composites.get(type(a))
         if handler is not None:
             return handler(info, ins, params)
+    if type(error) is StringInput:
+        return _strings["handler"](info, ins, params)
     raise error
 
 
@@ -163,6 +199,8 @@ def to_value(x: Any, dtype: Any = None) -> Any:
         return v
     if _hooks.variable_type is not None and isinstance(x, _hooks.variable_type):
         return to_value(x.read_value(), dtype)
+    if dtype is not None and dtype.kind == "O":  # `jaxtape.string`
+        raise _string_input(x)
     if isinstance(x, jax.Array):
         return x if dtype is None else x.astype(dtype)
     if isinstance(x, _NP_VALUES):
@@ -233,10 +271,10 @@ def _sequence_kind(x) -> str:
         if x is None or isinstance(x, (dict, set, frozenset)):
             raise _unsupported(x)
         if isinstance(x, (str, bytes)):
-            raise _no_strings(x)
+            raise _string_input(x)
+        _check_composite(x)
         if hasattr(x, "__array__") or isinstance(x, _var_type()):
             return "o"  # array-likes: NumPy converts them
-        _check_composite(x)
         raise _unsupported(x)
     kinds: set = set()
     _collect_kinds(x, kinds)
@@ -253,7 +291,7 @@ def _sequence_kind(x) -> str:
     if kind == "n":
         raise _unsupported(None)
     if kind == "s":
-        raise _no_strings(x)
+        raise _string_input(x)
     return kind
 
 
@@ -345,7 +383,7 @@ def _asarray(x, dtype):
         raise
     if out.dtype.kind in "OSU":  # e.g. a list of Tensors and None
         if out.dtype.kind != "O":
-            raise _no_strings(x)
+            raise _string_input(x)
         raise ValueError(f"{_MIXED} Received: {_short(x)}")
     return out
 
@@ -413,12 +451,11 @@ def _unsupported(x):
 
 
 def _no_strings(x):
-    # TF converts strings to `tf.string` tensors; jaxtape has none yet. A missing
-    # feature, so NotImplementedError (TF itself would accept the value).
+    # Before `structured/strings` registers StringTensor (never, once jaxtape
+    # is imported): a missing feature, so NotImplementedError.
     return NotImplementedError(
-        f"jaxtape has no string tensors yet: cannot convert {_short(x)}. Keep "
-        "strings in Python or NumPy (`jaxtape.data` passes NumPy string arrays "
-        "through), or map them to numbers first."
+        f"jaxtape's string tensors are not loaded: cannot convert {_short(x)}. "
+        "Import jaxtape (it registers `jaxtape.string`)."
     )
 
 

@@ -35,8 +35,8 @@ class DType:
         return self._name
 
     @property
-    def as_numpy_dtype(self) -> type[np.generic]:
-        return self._np.type
+    def as_numpy_dtype(self) -> type[Any]:
+        return self._np.type if self._np.kind != "O" else object  # (string: TF's)
 
     @property
     def base_dtype(self) -> DType:
@@ -74,15 +74,21 @@ class DType:
 
     @property
     def size(self) -> int:
-        return self._np.itemsize
+        return self._np.itemsize if self._np.kind != "O" else 0  # (string: TF's)
 
     @property
     def min(self) -> Any:
+        self._check_number("minimum")
         return jnp.finfo(self._np).min if self.is_floating else jnp.iinfo(self._np).min
 
     @property
     def max(self) -> Any:
+        self._check_number("maximum")
         return jnp.finfo(self._np).max if self.is_floating else jnp.iinfo(self._np).max
+
+    def _check_number(self, what: str) -> None:
+        if self._np.kind == "O":
+            raise TypeError(f"Cannot find {what} value of {self} with type {self}.")
 
     def is_compatible_with(self, other: DTypeLike) -> builtins.bool:
         return self == other
@@ -137,6 +143,11 @@ for _np_type, _name in _TABLE:
 _BY_NAME.update(
     half=_BY_NAME["float16"], float=_BY_NAME["float32"], double=_BY_NAME["float64"]
 )
+
+# TF's `tf.string`: host byte strings (NumPy object arrays, `structured/strings`).
+string = DType(np.dtype(object), "string")
+_BY_NP[string._np] = string
+_BY_NAME["string"] = string
 
 float16 = _BY_NAME["float16"]
 bfloat16 = _BY_NAME["bfloat16"]

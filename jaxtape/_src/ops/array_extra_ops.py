@@ -19,7 +19,13 @@ import numpy as np
 from jax import lax
 
 from jaxtape._src.core import checks, errors
-from jaxtape._src.core.dispatch import _tf_name, op, to_value
+from jaxtape._src.core.dispatch import (
+    StringInput,
+    _tf_name,
+    op,
+    string_tensor,
+    to_value,
+)
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.ops.array_ops import (
     _check_nd_args,
@@ -63,12 +69,15 @@ def _unique(x, order, inverse, idx_dtype):
 
 
 def _unique_host(x, op_name):
-    v = to_value(x)
+    try:
+        v = to_value(x)
+    except StringInput:  # strings (a host StringTensor): their bytes are the keys
+        v = np.asarray(string_tensor(x))
     if np.ndim(v) != 1:
         raise errors.invalid_argument(
             f"unique expects a 1D vector; got shape {list(np.shape(v))}.", op_name
         )
-    h = _host(v, op_name, "the values")
+    h = v if v.dtype.kind == "O" else _host(v, op_name, "the values")
     if h.dtype.kind == "f":  # NaNs are all distinct, -0.0 == 0.0, as TF's hash
         keys = [("nan", i) if k != k else (k + 0.0) for i, k in enumerate(h.tolist())]
     else:
@@ -341,7 +350,7 @@ def slice(input_, begin, size, name=None):  # noqa: A001
     """The `size` block of `input_` starting at `begin` (a size of -1 takes the
     rest of that dimension). Inside `jaxtape.function` `begin` may be known
     only at run time (a loop's counter); the sizes must then be given."""
-    shape = np.shape(to_value(input_))
+    shape = np.shape(input_ if isinstance(input_, Tensor) else to_value(input_))
     begin_value = to_value(begin)
     if isinstance(begin_value, jax.core.Tracer):
         return _slice_at_run_time(input_, begin, size, shape)

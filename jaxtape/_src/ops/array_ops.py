@@ -1203,8 +1203,8 @@ def _fill(value, dims):
 def fill(dims, value, name=None):
     """A tensor of shape `dims` filled with the scalar `value`."""
     if type(value) is not Tensor and not isinstance(value, (np.ndarray, np.generic)):
-        if value is None or isinstance(value, (str, bytes, list, tuple, dict)):
-            value = to_value(value)  # TF's conversion errors (None, strings, ...)
+        if value is None or isinstance(value, (list, tuple, dict)):
+            value = to_value(value)  # TF's conversion errors (None, ...)
     if np.ndim(value):
         raise errors.invalid_argument(
             f"value must represent a scalar, got shape {list(np.shape(value))}",

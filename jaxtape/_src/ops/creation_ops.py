@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import context, device, dtypes, errors
-from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.dispatch import StringInput, string_tensor, to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops.array_ops import _dims, _shape
 
@@ -41,7 +41,13 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         if np_dt is not None and arr.dtype != np_dt:
             arr = arr.astype(np_dt)
     else:
-        arr = to_value(value, np_dt)
+        try:
+            arr = to_value(value, np_dt)
+        except StringInput:  # strings: a host StringTensor (`structured/strings`)
+            out = string_tensor(value, dtype)
+            if shape is not None:
+                out = type(out)(np.array(_constant_shape(out._v, value, shape)))
+            return out
     if shape is not None:
         arr = _constant_shape(arr, value, shape)
     return Tensor(device.to_device(arr))
@@ -91,7 +97,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
             )
         except (TypeError, ValueError):
             pass
-    return Tensor(device.to_device(to_value(value, np_dt)))
+    try:
+        return Tensor(device.to_device(to_value(value, np_dt)))
+    except StringInput:  # strings: a host StringTensor (`structured/strings`)
+        return string_tensor(value, dtype)
 
 
 def _float_dtype(dtype):
@@ -101,12 +110,16 @@ def _float_dtype(dtype):
 def zeros(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
     """A tensor of zeros of the given shape and dtype (float32 by default)."""
     dims = _dims(shape, "Fill", int32=True)
+    if _float_dtype(dtype).kind == "O":  # `jaxtape.string`: empty strings, as TF
+        return string_tensor(np.full(dims, b"", object))
     return Tensor(device.to_device(np.zeros(dims, _float_dtype(dtype))))
 
 
 def ones(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
     """A tensor of ones of the given shape and dtype (float32 by default)."""
     dims = _dims(shape, "Fill", int32=True)
+    if _float_dtype(dtype).kind == "O":  # `jaxtape.string`: TF's TypeError
+        string_tensor(1, dtype)
     return Tensor(device.to_device(np.ones(dims, _float_dtype(dtype))))
 
 
