@@ -275,6 +275,7 @@ from jaxtape import (  # noqa: F401,E402
     errors as errors,
     experimental as experimental,
     image as image,
+    io as io,
     linalg as linalg,
     math as math,
     nest as nest,

@@ -6,6 +6,17 @@ from jaxtape._src.checkpoint.checkpoint import (
     CheckpointManager,
     latest_checkpoint,
 )
+from jaxtape._src.io.example_proto import (  # noqa: F401
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
 
 from jaxtape._src import missing as _missing
 

@@ -41,7 +41,7 @@ def _map(message, entry, field, value_type):
     )
 
 
-def _feature_file() -> descriptor_pb2.FileDescriptorProto:
+def _feature_file(packed_lists: bool = True) -> descriptor_pb2.FileDescriptorProto:
     fd = descriptor_pb2.FileDescriptorProto(
         name="tensorflow/core/example/feature.proto",
         package="tensorflow",
@@ -54,7 +54,7 @@ def _feature_file() -> descriptor_pb2.FileDescriptorProto:
     ):
         m = fd.message_type.add(name=name)
         if packed:
-            _field(m, "value", 1, kind, _REPEATED, packed=True)
+            _field(m, "value", 1, kind, _REPEATED, packed=packed_lists)
         else:
             _field(m, "value", 1, kind, _REPEATED)
     feature = fd.message_type.add(name="Feature")
@@ -96,10 +96,15 @@ def _example_file() -> descriptor_pb2.FileDescriptorProto:
 _POOL = descriptor_pool.DescriptorPool()
 _POOL.Add(_feature_file())
 _POOL.Add(_example_file())
+# The same messages with unpacked number lists: the encoding TF's C++ JSON
+# conversion (`decode_json_example`) writes.
+_UNPACKED_POOL = descriptor_pool.DescriptorPool()
+_UNPACKED_POOL.Add(_feature_file(packed_lists=False))
+_UNPACKED_POOL.Add(_example_file())
 
 
-def _message(name: str):
-    cls = message_factory.GetMessageClass(_POOL.FindMessageTypeByName(name))
+def _message(name: str, pool=_POOL):
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
     cls.__module__ = __name__
     return cls
 
@@ -113,3 +118,5 @@ FeatureList = _message("tensorflow.FeatureList")
 FeatureLists = _message("tensorflow.FeatureLists")
 Example = _message("tensorflow.Example")
 SequenceExample = _message("tensorflow.SequenceExample")
+
+UnpackedExample = _message("tensorflow.Example", _UNPACKED_POOL)

@@ -1,0 +1,35 @@
+"""`jaxtape.io` (TF's `tf.io`): re-exports only."""
+
+from jaxtape._src.io.file_ops import (  # noqa: F401
+    decode_base64,
+    decode_compressed,
+    decode_csv,
+    decode_json_example,
+    decode_raw,
+    deserialize_many_sparse,
+    encode_base64,
+    matching_files,
+    parse_tensor,
+    read_file,
+    serialize_many_sparse,
+    serialize_sparse,
+    serialize_tensor,
+    write_file,
+)
+from jaxtape._src.io.parsing import (  # noqa: F401
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    RaggedFeature,
+    SparseFeature,
+    VarLenFeature,
+    parse_example,
+    parse_sequence_example,
+    parse_single_example,
+    parse_single_sequence_example,
+)
+from jaxtape._src.io.tfrecord import TFRecordOptions, TFRecordWriter  # noqa: F401
+from jaxtape.io import gfile  # noqa: F401
+
+from jaxtape._src import missing as _missing
+
+__getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so
