@@ -13,6 +13,8 @@ from typing import Any
 
 import jax
 
+from jaxtape._src.core import errors
+
 
 class _State(threading.local):
     def __init__(self) -> None:
@@ -31,6 +33,7 @@ class _State(threading.local):
 
 
 state = _State()
+errors.tracing = lambda: state.function_depth > 0
 
 
 def current_name_scope() -> str:

@@ -5,6 +5,8 @@ Layer L0: no jaxtape imports.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class OpError(Exception):
     """Base class of TF's runtime errors; carries `message`, `op` and `node_def`."""
@@ -106,10 +108,46 @@ for _cls in (
 del _cls
 
 
+class _GraphValueError(InvalidArgumentError, ValueError):
+    """A shape error found while `jaxtape.function` traces.
+
+    TF raises `InvalidArgumentError` for it eagerly but `ValueError` in a
+    `tf.function`, where shape inference finds it while building the graph;
+    this is both, so that `except ValueError` written for TF works and
+    `except InvalidArgumentError` still does.
+    """
+
+
+class _GraphTypeError(InvalidArgumentError, TypeError):
+    """A dtype error found while `jaxtape.function` traces: TF's graph
+    construction raises `TypeError` where its eager ops raise
+    `InvalidArgumentError`; this is both."""
+
+
+for _cls, _name in ((_GraphValueError, "ValueError"), (_GraphTypeError, "TypeError")):
+    _cls.__module__, _cls.__name__, _cls.__qualname__ = "jaxtape.errors", _name, _name
+del _cls, _name
+
+# Whether `jaxtape.function` is tracing (set by `context`, which knows).
+tracing: Callable[[], bool] = lambda: False
+
+# TF's texts for a dtype an op does not take (its eager kernel's and op-def's).
+_DTYPE_TEXTS = ("was expected to be a", "is not in the list of allowed values")
+
+
 def invalid_argument(message: str, op: str | None = None) -> InvalidArgumentError:
-    """An `InvalidArgumentError` whose text ends in TF's ` [Op:Name]` tag."""
+    """An `InvalidArgumentError` whose text ends in TF's ` [Op:Name]` tag.
+
+    While `jaxtape.function` traces, the error is also TF's graph-mode type:
+    `TypeError` for a dtype the op does not take, `ValueError` otherwise (a
+    shape, rank or static-argument error, which TF's graph construction finds).
+    """
     suffix = f" [Op:{op}]" if op else ""
-    return InvalidArgumentError(None, op, message + suffix)
+    if not tracing():
+        return InvalidArgumentError(None, op, message + suffix)
+    if any(text in message for text in _DTYPE_TEXTS):
+        return _GraphTypeError(None, op, message + suffix)
+    return _GraphValueError(None, op, message + suffix)
 
 
 class EscapedTensorError(AttributeError, TypeError):

@@ -24,7 +24,7 @@ import numpy as np
 
 from jaxtape._src.core import context, errors
 from jaxtape._src.core.tensor import Tensor, TensorSpec
-from jaxtape._src.data import ragged_elements
+from jaxtape._src.data import ragged_elements, traced_next
 from jaxtape._src.data.iterators import (
     AUTOTUNE,
     _FilterIterator,
@@ -934,6 +934,9 @@ class DatasetIterator:
     def __init__(self, dataset: Dataset):
         self._dataset = dataset
         self._it = iter(dataset._make())
+        # Made outside jaxtape.function: `next()` while one traces is TF's
+        # IteratorGetNext, read anew on every call (`traced_next`).
+        self._made_in_function = context.state.function_depth > 0
 
     def __iter__(self) -> DatasetIterator:
         return self
@@ -942,6 +945,8 @@ class DatasetIterator:
         return _map_structure(_host_or_device_tensor, element)
 
     def __next__(self):
+        if context.state.function_depth and not self._made_in_function:
+            return self._convert(traced_next.traced_next(self))
         return self._convert(next(self._it))
 
     def get_next(self):

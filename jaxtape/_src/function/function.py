@@ -396,12 +396,18 @@ class Function:
                 key, pattern = call.key, None
                 continue
             if trace.misses:  # Variables were created while tracing
-                if not creating:
-                    text = _SINGLETON if self._created_variables else _NON_FIRST_CALL
-                    raise ValueError(text.format(self.__name__))
-                self._created_variables, creating = True, False
-                self._tracing_count += 1  # (TF counts it too) then retrace,
-                continue  # with them lifted: that trace must create none
+                if not all(getattr(v, "_hidden", False) for v in trace.misses.values()):
+                    if not creating:
+                        text = (
+                            _SINGLETON if self._created_variables else _NON_FIRST_CALL
+                        )
+                        raise ValueError(text.format(self.__name__))
+                    self._created_variables, creating = True, False
+                    self._tracing_count += 1  # (TF counts it too)
+                # Retrace with them lifted: that trace must create none. (Hidden
+                # ones, jaxtape's own inputs such as `next(iterator)`'s element,
+                # may appear in any trace: TF's resources are not Variables.)
+                continue
             trace.settle(traced)
             if poly is not None and not trace.specializes(
                 trace.var_values(), call.leaves

@@ -60,6 +60,11 @@ class _Traces(threading.local):
 _traces = _Traces()
 
 
+def tracing() -> _Trace | None:
+    """The trace being traced (the innermost), or None."""
+    return _traces.stack[-1] if _traces.stack else None
+
+
 def before_each_call(hook: Callable[[], None]) -> bool:
     """Runs `hook()` before every later run of the trace being traced (a
     `for` over a Dataset reads the Dataset anew per call, as TF does).
