@@ -9,6 +9,7 @@ import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -779,11 +780,14 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
 def where(condition, x=None, y=None, name=None):
     """Selects from `x` where `condition` is true, else `y`; with only `condition`,
     the coordinates of true elements (as an int64 [n, rank] tensor), as in TF."""
-    from jaxtape._src.core.dispatch import to_value
-    from jaxtape._src.core.tensor import Tensor
-
     if x is None and y is None:
-        cond = np.asarray(to_value(condition))
+        cond = _host_mask(
+            condition,
+            "where",
+            "the condition",
+            "Use the three-argument `jaxtape.where(condition, x, y)` (same shape), "
+            "or call it outside the function.",
+        )
         if cond.ndim == 0:
             raise errors.invalid_argument(
                 "WhereOp : Unhandled input dimensions: 0. The condition of a "
@@ -973,9 +977,28 @@ def _boolean_mask(tensor, mask_np, axis):
     return jnp.take(flat, idx, axis=axis)
 
 
+def _host_mask(mask, op_name: str, what: str, advice: str) -> np.ndarray:
+    """A mask's values on the host: they decide an output's shape, which a
+    compiled program cannot leave open (TF's graphs can)."""
+    try:
+        return checks.host(to_value(mask))
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError):
+        raise NotImplementedError(
+            f"{op_name}: {what}'s values decide the output's shape, and inside "
+            "jaxtape.function they are not known until the compiled program runs "
+            f"(XLA needs static shapes). {advice}"
+        ) from None
+
+
 def boolean_mask(tensor, mask, axis=None, name=None):
     """Keeps the entries of `tensor` where `mask` is true (a data-dependent shape)."""
-    m = np.asarray(to_value(mask))
+    m = _host_mask(
+        mask,
+        "boolean_mask",
+        "the mask",
+        "Inside the function keep the shape with `jaxtape.where(mask, tensor, 0)` "
+        "(and a masked reduction), or apply boolean_mask outside the function.",
+    )
     axis = 0 if axis is None else _axis(axis)
     if not isinstance(axis, int):
         raise TypeError(

@@ -1,5 +1,5 @@
 """FarmHash's `Fingerprint64` (`farmhashna::Hash64`), the hash behind TF's
-`tf.strings.to_hash_bucket_fast` and so Keras's `Hashing` layer. Layer L5.
+`tf.strings.to_hash_bucket_fast` and so Keras's `Hashing` layer. Layer L2.
 
 A pure-Python port of Google's FarmHash (MIT licence,
 https://github.com/google/farmhash), checked against TF on strings of
