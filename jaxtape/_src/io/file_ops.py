@@ -599,3 +599,48 @@ def deserialize_many_sparse(serialized_sparse, dtype, rank=None, name=None):
     out = host.strings_out(values) if values.dtype.kind == "O" else None
     out = out if out is not None else host.numbers_out(values)
     return SparseTensor(host.numbers_out(indices), out, dense_shape.tolist())
+
+
+# -- names jaxtape does not support -------------------------------------------------
+def decode_proto(
+    bytes,
+    message_type,
+    field_names,
+    output_types,  # noqa: A002
+    descriptor_source="local://",
+    message_format="binary",
+    sanitize=False,
+    name=None,
+):
+    """TF's `tf.io.decode_proto`: not supported (needs TF's proto registry)."""
+    raise NotImplementedError(
+        "tf.io.decode_proto is not supported by jaxtape: parse the bytes with "
+        "the message's Python protobuf class (`Message.FromString`) instead."
+    )
+
+
+def encode_proto(
+    sizes, values, field_names, message_type, descriptor_source="local://", name=None
+):
+    """TF's `tf.io.encode_proto`: not supported (needs TF's proto registry)."""
+    raise NotImplementedError(
+        "tf.io.encode_proto is not supported by jaxtape: build the message with "
+        "its Python protobuf class and call `SerializeToString()` instead."
+    )
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True):
+    """TF's `tf.io.write_graph`: not supported (jaxtape has no GraphDef)."""
+    raise NotImplementedError(
+        "tf.io.write_graph is not supported by jaxtape: there are no TF graphs. "
+        "Inspect a compiled function with `jax.jit(...).lower(...).as_text()`."
+    )
+
+
+def match_filenames_once(pattern, name=None):
+    """TF's `tf.io.match_filenames_once` (a TF1 local variable of file
+    names): not supported; use `matching_files`."""
+    raise NotImplementedError(
+        "tf.io.match_filenames_once is not supported by jaxtape (it makes a "
+        "string Variable); call `jaxtape.io.matching_files(pattern)` instead."
+    )

@@ -1,0 +1,496 @@
+"""`tf.io`'s image codecs on Pillow: decode PNG/JPEG/GIF/BMP/WebP, encode
+PNG/JPEG, JPEG shape and crop.
+
+As TF 2.21's kernels, each `decode_*` op reads any supported format (the
+format is found from the first bytes), and `decode_image` returns frames
+of animated formats (GIF, WebP) on a leading axis. PNG, GIF and BMP values
+are exact; JPEG comes from Pillow's libjpeg, whose decoding may differ from
+TF's by a few levels per pixel; grayscale conversion of colour images uses
+Pillow's weights (values may differ from TF's by 1).
+
+Layer L4 (`io`): imports `core`, `ops`.
+"""
+
+from __future__ import annotations
+
+import io as _io
+import struct
+import zlib
+
+import numpy as np
+
+from jaxtape._src.core import dtypes, errors
+from jaxtape._src.io import host
+from jaxtape._src.ops.image_ops import convert_image_dtype
+
+_FORMATS = (
+    "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required."
+)
+
+
+def _invalid(message: str, op_name: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, f"{message} [Op:{op_name}]")
+
+
+def _contents(contents, op_name: str) -> bytes:
+    data = host.byte_strings(contents, "contents")
+    if data.ndim:
+        raise _invalid(
+            f"`contents` must be scalar but got shape{list(data.shape)}", op_name
+        )
+    return bytes(data[()])
+
+
+def _format(data: bytes) -> str | None:
+    if data[:3] == b"\xff\xd8\xff":
+        return "jpeg"
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "png"
+    if data[:4] == b"GIF8":
+        return "gif"
+    if data[:2] == b"BM":
+        return "bmp"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def _open(data: bytes, op_name: str):
+    from PIL import Image  # lazy: Pillow ~0.1 s
+
+    try:
+        image = Image.open(_io.BytesIO(data))
+        image.load()
+    except Exception as e:  # Pillow raises many kinds for bad data
+        raise _invalid(f"Invalid image data ({e})", op_name) from None
+    return image
+
+
+_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+
+
+def _pixels(image, channels: int, op_name: str) -> np.ndarray:
+    """One frame as [H, W, C] uint8 (or uint16 for 16-bit grayscale)."""
+    mode = image.mode
+    if mode in ("I;16", "I;16B", "I;16L", "I"):
+        array = np.asarray(image).astype(np.uint16)[..., None]
+        if channels in (0, 1):
+            return array
+        if channels == 3:
+            return np.repeat(array, 3, axis=-1)
+        return np.concatenate([np.repeat(array, 3, -1), np.full_like(array, 65535)], -1)
+    if channels == 0:
+        native = {"L": 1, "LA": 2, "1": 1, "RGB": 3, "RGBA": 4}.get(mode)
+        if native is None:  # palette, CMYK, ...: TF gives RGB, RGBA with alpha
+            has_alpha = mode == "PA" or "transparency" in image.info
+            native = 4 if has_alpha else 3
+        channels = native
+    if channels == 2:
+        return np.asarray(image.convert("LA"))
+    array = np.asarray(image.convert(_MODES[channels]))
+    return array[..., None] if array.ndim == 2 else array
+
+
+def _png_bit_depth(data: bytes) -> int:
+    return data[24] if len(data) > 25 else 8
+
+
+def _decode(
+    contents,
+    channels,
+    dtype,
+    op_name: str,
+    animated: bool,
+    allowed_channels=(0, 1, 3, 4),
+    expand_animations=True,
+):
+    data = _contents(contents, op_name)
+    channels = 0 if channels is None else int(channels)
+    kind = _format(data)
+    if kind is None:
+        raise _invalid(_FORMATS, op_name)
+    if kind == "gif" and channels not in (0, 3):
+        raise _invalid(f"channels must be 0 or 3 for GIF, got {channels}", op_name)
+    if channels not in allowed_channels:
+        names = ", ".join(str(c) for c in allowed_channels[:-1])
+        raise _invalid(
+            f"`channels` must be {names} or {allowed_channels[-1]} but got {channels}",
+            op_name,
+        )
+    image = _open(data, op_name)
+    if (
+        kind == "png"
+        and _png_bit_depth(data) == 16
+        and image.mode not in ("I;16", "I;16B", "I;16L", "I")
+    ):
+        raise NotImplementedError(
+            f"{op_name}: 16-bit colour PNGs are not supported by jaxtape "
+            "(Pillow reads them as 8-bit); 16-bit grayscale PNGs are."
+        )
+    if kind in ("gif", "webp") and animated:
+        frames = []
+        for k in range(getattr(image, "n_frames", 1)):
+            image.seek(k)
+            frames.append(_pixels(image, 3 if kind == "gif" else channels, op_name))
+        pixels = np.stack(frames) if expand_animations else frames[0]
+    else:
+        pixels = _pixels(image, 3 if kind == "gif" else channels, op_name)
+    return pixels
+
+
+def _to_dtype(pixels: np.ndarray, dtype, op_name: str):
+    """TF's output dtype: uint8/uint16 rescaled, floats by convert_image_dtype."""
+    want = dtypes.as_dtype(dtype)
+    name = want.name
+    if name == "uint8":
+        if pixels.dtype == np.uint16:
+            pixels = (pixels >> 8).astype(np.uint8)
+        return host.numbers_out(pixels)
+    if name == "uint16":
+        if pixels.dtype == np.uint8:
+            pixels = pixels.astype(np.uint16) * 257
+        return host.numbers_out(pixels)
+    if want.is_floating:
+        return convert_image_dtype(host.numbers_out(pixels), want)
+    raise _invalid(
+        f"Value for attr 'dtype' of {name} is not in the list of allowed "
+        "values: uint8, uint16, float",
+        op_name,
+    )
+
+
+def decode_image(
+    contents, channels=None, dtype=dtypes.uint8, name=None, expand_animations=True
+):
+    """Decodes a BMP, GIF, JPEG, PNG or WebP image (TF's `tf.io.decode_image`):
+    [H, W, C], or [frames, H, W, C] for GIF and WebP unless
+    `expand_animations=False` (then the first frame). `dtype` uint8,
+    uint16 or a float type (scaled to [0, 1] as `convert_image_dtype`)."""
+    del name
+    pixels = _decode(
+        contents,
+        channels,
+        dtype,
+        "DecodeImage",
+        True,
+        expand_animations=expand_animations,
+    )
+    return _to_dtype(pixels, dtype, "DecodeImage")
+
+
+def decode_png(contents, channels=0, dtype=dtypes.uint8, name=None):
+    """Decodes a PNG (or any supported format, as TF 2.21) to [H, W, C]
+    uint8 or uint16 (TF's `tf.io.decode_png`)."""
+    del name
+    if dtypes.as_dtype(dtype).name not in ("uint8", "uint16"):
+        raise _invalid(
+            f"Value for attr 'dtype' of {dtypes.as_dtype(dtype).name} is "
+            "not in the list of allowed values: uint8, uint16",
+            "DecodePng",
+        )
+    pixels = _decode(contents, channels, dtype, "DecodePng", False)
+    return _to_dtype(pixels, dtype, "DecodePng")
+
+
+def _jpeg_options(
+    ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
+):
+    if not fancy_upscaling:
+        raise NotImplementedError(
+            "fancy_upscaling=False is not supported (Pillow "
+            "always upsamples chroma smoothly)."
+        )
+    if try_recover_truncated or acceptable_fraction != 1:
+        raise NotImplementedError(
+            "try_recover_truncated/acceptable_fraction are "
+            "not supported: truncated JPEGs raise."
+        )
+    if dct_method not in ("", "INTEGER_ACCURATE"):
+        raise NotImplementedError(
+            f"dct_method={dct_method!r} is not supported "
+            "(Pillow decodes with INTEGER_ACCURATE)."
+        )
+    if int(ratio) not in (1, 2, 4, 8):
+        raise _invalid(f"ratio must be 1, 2, 4, or 8, got {ratio}", "DecodeJpeg")
+    return int(ratio)
+
+
+def _decode_jpeg_pixels(contents, channels, ratio, op_name):
+    if int(channels) not in (0, 1, 3):
+        raise _invalid(f"JPEG does not support {channels} channels", op_name)
+    data = _contents(contents, op_name)
+    if ratio == 1 or _format(data) != "jpeg":
+        return data, _decode(contents, channels, dtypes.uint8, op_name, False)
+    from PIL import Image  # lazy: Pillow ~0.1 s
+
+    try:
+        image = Image.open(_io.BytesIO(data))
+        w, h = image.size
+        image.draft(image.mode, (-(-w // ratio), -(-h // ratio)))
+        image.load()
+    except Exception:
+        raise _invalid(
+            "jpeg::Uncompress failed. Invalid JPEG data or crop window.", op_name
+        ) from None
+    return data, _pixels(image, int(channels), op_name)
+
+
+def decode_jpeg(
+    contents,
+    channels=0,
+    ratio=1,
+    fancy_upscaling=True,
+    try_recover_truncated=False,
+    acceptable_fraction=1,
+    dct_method="",
+    name=None,
+):
+    """Decodes a JPEG (or any supported format, as TF 2.21) to [H, W, C]
+    uint8 (TF's `tf.io.decode_jpeg`); `ratio` 2, 4 or 8 downscales while
+    decoding, as libjpeg does.
+
+    Differences from TensorFlow: values may differ by a few levels
+    (Pillow's libjpeg build); `fancy_upscaling=False`,
+    `try_recover_truncated`, `acceptable_fraction` and
+    `dct_method="INTEGER_FAST"` raise NotImplementedError.
+    """
+    del name
+    r = _jpeg_options(
+        ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
+    )
+    return host.numbers_out(_decode_jpeg_pixels(contents, channels, r, "DecodeJpeg")[1])
+
+
+def decode_and_crop_jpeg(
+    contents,
+    crop_window,
+    channels=0,
+    ratio=1,
+    fancy_upscaling=True,
+    try_recover_truncated=False,
+    acceptable_fraction=1,
+    dct_method="",
+    name=None,
+):
+    """`decode_jpeg` then the crop `crop_window = [y, x, height, width]`
+    (TF's `tf.io.decode_and_crop_jpeg`); a window outside the image raises
+    InvalidArgumentError. Same differences as `decode_jpeg`."""
+    del name
+    r = _jpeg_options(
+        ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
+    )
+    _, pixels = _decode_jpeg_pixels(contents, channels, r, "DecodeAndCropJpeg")
+    window = host.host_numbers(crop_window, "DecodeAndCropJpeg").reshape(-1)
+    if window.size != 4:
+        raise _invalid(
+            f"crop_window must have 4 elements, got {window.size}", "DecodeAndCropJpeg"
+        )
+    y, x, h, w = (int(v) for v in window)
+    height, width = pixels.shape[:2]
+    if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > height or x + w > width:
+        raise _invalid(
+            "jpeg::Uncompress failed. Invalid JPEG data or crop window.",
+            "DecodeAndCropJpeg",
+        )
+    return host.numbers_out(pixels[y : y + h, x : x + w])
+
+
+def decode_gif(contents, name=None):
+    """Decodes every frame of a GIF (or any supported format) to
+    [frames, H, W, 3] uint8 (TF's `tf.io.decode_gif`)."""
+    del name
+    pixels = _decode(contents, 3, dtypes.uint8, "DecodeGif", True)
+    if pixels.ndim == 3:
+        pixels = pixels[None]
+    return host.numbers_out(pixels)
+
+
+def decode_bmp(contents, channels=0, name=None):
+    """Decodes a BMP (or any supported format) to [H, W, C] uint8 (TF's
+    `tf.io.decode_bmp`); `channels` 0, 3 or 4."""
+    del name
+    if int(channels) not in (0, 3, 4):
+        raise _invalid(
+            f"`channels` must be 0, 3 or 4 for BMP, but got {channels}", "DecodeBmp"
+        )
+    return host.numbers_out(
+        _decode(contents, channels, dtypes.uint8, "DecodeBmp", False)
+    )
+
+
+def decode_webp(contents, channels=0, dtype=dtypes.uint8, name=None):
+    """Decodes a WebP (or any supported format) to [frames, H, W, C]
+    (TF's `tf.io.decode_webp`); `channels` 0 (RGB, or RGBA with alpha),
+    3 or 4."""
+    del name
+    pixels = _decode(
+        contents, channels, dtype, "DecodeWebP", True, allowed_channels=(0, 3, 4)
+    )
+    if pixels.ndim == 3:
+        pixels = pixels[None]
+    return _to_dtype(pixels, dtype, "DecodeWebP")
+
+
+def _image_array(image, op_name: str, allowed=("uint8", "uint16")) -> np.ndarray:
+    array = host.host_numbers(image, op_name)
+    if array.dtype.name not in allowed:
+        name = dtypes.as_dtype(array.dtype).name
+        raise _invalid(
+            f"Value for attr 'T' of {name} is not in the list of allowed "
+            f"values: {', '.join(allowed)}",
+            op_name,
+        )
+    if array.ndim != 3:
+        raise _invalid(f"images must be at least rank 3{list(array.shape)}", op_name)
+    return array
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return (
+        struct.pack(">I", len(body))
+        + kind
+        + body
+        + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+    )
+
+
+def _png_16(array: np.ndarray, level: int) -> bytes:
+    """A 16-bit PNG (Pillow writes 8-bit colour only)."""
+    h, w, c = array.shape
+    color = {1: 0, 2: 4, 3: 2, 4: 6}[c]
+    rows = array.astype(">u2").reshape(h, w * c).view(np.uint8).reshape(h, -1)
+    raw = np.concatenate([np.zeros((h, 1), np.uint8), rows], 1).tobytes()
+    header = struct.pack(">IIBBBBB", w, h, 16, color, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", zlib.compress(raw, level))
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def encode_png(image, compression=-1, name=None):
+    """PNG-encodes a [H, W, C] uint8 or uint16 image, C in 1..4 (TF's
+    `tf.io.encode_png`); `compression` 0-9, -1 for zlib's default.
+
+    Differences from TensorFlow: the bytes differ from TF's (another
+    encoder); the pixels read back the same."""
+    del name
+    from PIL import Image  # lazy: Pillow ~0.1 s
+
+    array = _image_array(image, "EncodePng")
+    channels = array.shape[-1]
+    if channels not in (1, 2, 3, 4):
+        raise _invalid(
+            f"image must have 1, 2, 3, or 4 channels, got {channels}", "EncodePng"
+        )
+    level = int(compression)
+    if level < -1 or level > 9:
+        raise _invalid(f"compression should be in [-1,9], got {level}", "EncodePng")
+    if array.dtype == np.uint16:
+        return host.strings_out(_png_16(array, level))
+    mode = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}[channels]
+    buffer = _io.BytesIO()
+    pil = Image.fromarray(array[..., 0] if channels == 1 else array, mode)
+    pil.save(buffer, "PNG", compress_level=6 if level == -1 else level)
+    return host.strings_out(buffer.getvalue())
+
+
+def encode_jpeg(
+    image,
+    format="",
+    quality=95,
+    progressive=False,  # noqa: A002
+    optimize_size=False,
+    chroma_downsampling=True,
+    density_unit="in",
+    x_density=300,
+    y_density=300,
+    xmp_metadata="",
+    name=None,
+):
+    """JPEG-encodes a [H, W, 1 or 3] uint8 image (TF's `tf.io.encode_jpeg`),
+    with TF's quality, progressive, optimize, chroma subsampling, density
+    and XMP options.
+
+    Differences from TensorFlow: the bytes differ from TF's (Pillow's
+    libjpeg settings); the pixels read back within a few levels."""
+    del name
+    from PIL import Image  # lazy: Pillow ~0.1 s
+
+    array = _image_array(image, "EncodeJpeg", allowed=("uint8",))
+    channels = array.shape[-1]
+    if format == "" and channels not in (1, 3):
+        raise _invalid(
+            f"image must have 1 or 3 channels, got {list(array.shape)}", "EncodeJpeg"
+        )
+    want = {"grayscale": 1, "rgb": 3}.get(format)
+    if format and want is None:
+        raise _invalid(
+            f"format must be '', 'grayscale' or 'rgb', got {format!r}", "EncodeJpeg"
+        )
+    if want is not None and channels != want:
+        raise _invalid(
+            f"format {format} expects {want} channels, got {list(array.shape)}",
+            "EncodeJpeg",
+        )
+    if density_unit not in ("in", "cm"):
+        raise _invalid(
+            f"density_unit must be 'in' or 'cm', got {density_unit!r}", "EncodeJpeg"
+        )
+    scale = 2.54 if density_unit == "cm" else 1.0
+    pil = Image.fromarray(
+        array[..., 0] if channels == 1 else array, "L" if channels == 1 else "RGB"
+    )
+    buffer = _io.BytesIO()
+    options: dict[str, object] = dict(
+        quality=int(quality),
+        progressive=bool(progressive),
+        optimize=bool(optimize_size),
+        subsampling=2 if chroma_downsampling else 0,
+        dpi=(x_density * scale, y_density * scale),
+    )
+    if xmp_metadata:
+        options["xmp"] = (
+            xmp_metadata.encode() if isinstance(xmp_metadata, str) else xmp_metadata
+        )
+    pil.save(buffer, "JPEG", **options)
+    return host.strings_out(buffer.getvalue())
+
+
+def extract_jpeg_shape(contents, output_type=dtypes.int32, name=None):
+    """The [height, width, channels] of a JPEG, read from its header (TF's
+    `tf.io.extract_jpeg_shape`)."""
+    del name
+    from PIL import Image  # lazy: Pillow ~0.1 s
+
+    data = _contents(contents, "ExtractJpegShape")
+    if _format(data) != "jpeg":
+        raise _invalid(f"Invalid JPEG data, size {len(data)}", "ExtractJpegShape")
+    try:
+        image = Image.open(_io.BytesIO(data))
+    except Exception:
+        raise _invalid(
+            f"Invalid JPEG data, size {len(data)}", "ExtractJpegShape"
+        ) from None
+    w, h = image.size
+    channels = {"L": 1, "RGB": 3, "YCbCr": 3, "CMYK": 4}.get(image.mode, 3)
+    out = np.asarray([h, w, channels], dtypes.np_dtype(dtypes.as_dtype(output_type)))
+    return host.numbers_out(out)
+
+
+def is_jpeg(contents, name=None):
+    """Whether `contents` starts like a JPEG (TF's `tf.io.is_jpeg`)."""
+    del name
+    return host.numbers_out(
+        np.asarray(_contents(contents, "IsJpeg")[:3] == b"\xff\xd8\xff")
+    )
+
+
+def decode_jxl(contents, channels=0, dtype=dtypes.uint8, name=None):
+    """TF's `tf.io.decode_jxl`: not supported (Pillow reads no JPEG XL)."""
+    del contents, channels, dtype, name
+    raise NotImplementedError(
+        "tf.io.decode_jxl is not supported by jaxtape: Pillow has no JPEG XL "
+        "decoder. Convert the images to PNG or JPEG first."
+    )
