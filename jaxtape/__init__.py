@@ -220,6 +220,7 @@ from jaxtape._src.structured.ragged import (  # noqa: F401
 )
 from jaxtape._src.structured import ragged_dispatch as _ragged_dispatch  # noqa: F401
 from jaxtape._src.structured import strings as _strings  # noqa: F401
+from jaxtape._src.structured.string_ops import as_string as as_string  # noqa: F401
 from jaxtape._src.ops.script_ops import (  # noqa: F401
     numpy_function as numpy_function,
     py_function as py_function,
@@ -284,6 +285,7 @@ from jaxtape import (  # noqa: F401,E402
     ragged as ragged,
     signal as signal,
     sparse as sparse,
+    strings as strings,
     summary as summary,
     test as test,
     train as train,

@@ -199,6 +199,14 @@ def to_value(x: Any, dtype: Any = None) -> Any:
         return v
     if _hooks.variable_type is not None and isinstance(x, _hooks.variable_type):
         return to_value(x.read_value(), dtype)
+    if t is _strings["cls"]:  # a StringTensor: its host array of bytes
+        if dtype is not None and dtype.kind != "O":
+            raise ValueError(
+                f"Tensor conversion requested dtype {_tf_name(dtype)} for Tensor "
+                f"with dtype string: {_short(x)}. Parse the strings with "
+                "`jaxtape.strings.to_number`."
+            )
+        return x._v
     if dtype is not None and dtype.kind == "O":  # `jaxtape.string`
         raise _string_input(x)
     if isinstance(x, jax.Array):

@@ -40,6 +40,9 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         arr = to_value(value)
         if np_dt is not None and arr.dtype != np_dt:
             arr = arr.astype(np_dt)
+    elif isinstance(value, Tensor):  # a StringTensor
+        out = string_tensor(value, dtype)
+        return out if shape is None else constant(out._v.tolist(), dtype, shape)
     else:
         try:
             arr = to_value(value, np_dt)
@@ -86,6 +89,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
         if np_dt is not None and read._value.dtype != np_dt:
             to_value(read, np_dt)
         return read
+    if isinstance(value, Tensor):  # a StringTensor
+        return string_tensor(value, dtype)
     if (
         np_dt is None
         and dtype_hint is not None
