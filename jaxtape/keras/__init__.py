@@ -7,6 +7,7 @@ from jaxtape.keras import (  # noqa: F401
     config,
     constraints,
     datasets,
+    dtype_policies,
     initializers,
     layers,
     legacy,
@@ -18,6 +19,7 @@ from jaxtape.keras import (  # noqa: F401
     random,
     regularizers,
     saving,
+    tree,
     utils,
 )
 from jaxtape._src.keras.layers import Input  # noqa: F401
