@@ -21,6 +21,7 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
 from jaxtape._src.state.variable import Variable
 from jaxtape._src.structured.ragged import RaggedTensor, RaggedTensorSpec
+from jaxtape._src.structured.strings import StringTensor
 
 
 def is_array(x) -> bool:
@@ -36,6 +37,8 @@ def leaf_key(x):
         return ("array", tuple(x.shape), np.dtype(x.dtype.as_numpy_dtype))
     if isinstance(x, Variable):
         return ("variable", id(x))
+    if isinstance(x, StringTensor):  # host strings: static, one trace per value
+        return ("string", x._v.shape, tuple(x._v.ravel().tolist()))
     try:
         hash(x)
     except TypeError:

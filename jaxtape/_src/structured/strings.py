@@ -89,11 +89,28 @@ class StringTensor(Tensor):
     def __bool__(self) -> bool:
         return bool(self._v)
 
+    # `==`/`!=` element-wise, as a Tensor's; False/True for a value that is no
+    # tensor-like at all (None, a sentinel object), so containers compare.
+    def __eq__(self, other: object) -> Any:
+        if not isinstance(other, _COMPARABLE):
+            return False
+        return Tensor.__eq__(self, other)
+
+    def __ne__(self, other: object) -> Any:
+        if not isinstance(other, _COMPARABLE):
+            return True
+        return Tensor.__ne__(self, other)
+
+    __hash__ = Tensor.__hash__
+
     def __float__(self) -> float:
         raise TypeError("float() argument must be a number, not a string tensor")
 
     def __int__(self) -> int:
         raise TypeError("int() argument must be a number, not a string tensor")
+
+
+_COMPARABLE = (Tensor, str, bytes, list, tuple, np.ndarray, np.generic, int, float)
 
 
 # -- conversion ----------------------------------------------------------------------
