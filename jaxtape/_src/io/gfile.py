@@ -166,7 +166,16 @@ class GFile:
                 None,
                 f"Invalid whence argument: {whence}. Valid values are 0, 1, or 2.",
             )
-        f.seek(int(offset), whence)  # type: ignore[arg-type]
+        size = os.fstat(f.fileno()).st_size
+        target = int(offset) + {0: 0, 1: f.tell(), 2: size}[whence]  # pyright: ignore
+        if target < 0:
+            raise errors.InvalidArgumentError(
+                None, None, f"Seeking to a negative position: {target}"
+            )
+        if target > size:  # TF stops at the end
+            f.seek(0, 2)
+            raise errors.OutOfRangeError(None, None, "reached end of file")
+        f.seek(target)
 
     def readline(self):
         """The next line, with its `\\n`; `''` (or `b''`) at the end."""
