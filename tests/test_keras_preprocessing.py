@@ -462,3 +462,27 @@ def test_preprocessing_config_round_trip(make):
     layer = make()
     clone = type(layer).from_config(layer.get_config())
     assert clone.get_config() == {**layer.get_config(), "name": clone.name}
+
+
+@pytest.mark.parametrize(
+    "make, data",
+    [
+        (lambda m: m.keras.layers.StringLookup(vocabulary=["a"]), ["z"]),
+        (lambda m: m.keras.layers.IntegerLookup(vocabulary=[3]), [1]),
+        (lambda m: m.keras.layers.TextVectorization(vocabulary=["a"]), ["z y"]),
+    ],
+    ids=["StringLookup", "IntegerLookup", "TextVectorization"],
+)
+def test_adapt_after_a_constructor_vocabulary_raises_as_keras(tf, make, data):
+    # Keras keeps a vocabulary given to the constructor: adapt raises
+    # ValueError instead of replacing it; one set by set_vocabulary() does not.
+    for m in (tf, jt):
+        with pytest.raises(ValueError, match="Cannot adapt layer"):
+            make(m).adapt(data)
+    vocabularies = []
+    for m in (tf, jt):
+        layer = m.keras.layers.StringLookup()
+        layer.set_vocabulary(["a"])
+        layer.adapt(["b", "b"])
+        vocabularies.append([str(v) for v in layer.get_vocabulary()])
+    assert vocabularies[0] == vocabularies[1] == ["[UNK]", "b"]

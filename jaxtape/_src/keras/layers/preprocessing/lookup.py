@@ -138,6 +138,14 @@ class Hashing(Layer):
         }
 
 
+def _check_adaptable(layer) -> None:
+    if layer._static_vocab:
+        raise ValueError(
+            f"Cannot adapt layer '{layer.name}' after setting a static vocabulary "
+            "via `vocabulary` argument or `set_vocabulary()` method."
+        )
+
+
 class _IndexLookup(Layer):
     """Keras's `IndexLookup` on the host: vocabulary (given or adapted by
     frequency, ties by token, descending, as Keras), mask and OOV indices
@@ -165,6 +173,7 @@ class _IndexLookup(Layer):
         oov_method = kwargs.pop("oov_method", "floormod")
         salt = kwargs.pop("salt", None)
         frozen_size = kwargs.pop("vocabulary_size", None)  # (a Keras config's)
+        static = kwargs.pop("has_input_vocabulary", None)
         if oov_method not in ("floormod", "farmhash"):
             raise ValueError(
                 "Invalid value for argument `oov_method`. Expected one of "
@@ -212,6 +221,8 @@ class _IndexLookup(Layer):
         self.pad_to_max_tokens, self.sparse = pad_to_max_tokens, False
         self._autocast = False
         self._vocab: list = []
+        # A vocabulary given to the constructor is static: `adapt` raises (Keras).
+        self._static_vocab = vocabulary is not None if static is None else bool(static)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
 
@@ -258,6 +269,7 @@ class _IndexLookup(Layer):
 
     def adapt(self, data, steps=None) -> None:
         """Builds the vocabulary from `data`, most frequent first."""
+        _check_adaptable(self)
         _, batches = _batches(data, type(self).__name__)
         counts: dict = {}
         for i, batch in enumerate(batches):
@@ -450,7 +462,7 @@ class TextVectorization(Layer):
         if isinstance(ngrams, int):
             ngrams = tuple(range(1, ngrams + 1))
         vocabulary_size = kwargs.pop("vocabulary_size", None)
-        kwargs.pop("has_input_vocabulary", None)
+        static = kwargs.pop("has_input_vocabulary", None)
         super().__init__(name=name, **kwargs)
         if output_mode == "tf_idf" or idf_weights is not None or sparse:
             raise NotImplementedError(
@@ -471,6 +483,7 @@ class TextVectorization(Layer):
             mask_token="" if output_mode == "int" else None,
             name=f"{self.name}_lookup",
             vocabulary_size=vocabulary_size,
+            has_input_vocabulary=static,
         )
         self._max_tokens, self._standardize, self._split = (
             max_tokens,
@@ -524,6 +537,7 @@ class TextVectorization(Layer):
 
     def adapt(self, data, batch_size=None, steps=None) -> None:
         """Builds the vocabulary from the standardized, split tokens."""
+        _check_adaptable(self._lookup)
         _, batches = _batches(data, "TextVectorization")
         tokens = []
         for i, batch in enumerate(batches):
