@@ -357,4 +357,7 @@ def test_mix_up_in_dataset_map_on_dicts():
         assert tuple(batch["images"].shape) == (4, 12, 12, 3)
         np.testing.assert_allclose(batch["labels"].numpy().sum(axis=1), 1.0, 1e-6)
     with pytest.raises(NotImplementedError, match="bounding_boxes"):
-        L.CutMix()({"images": IMAGES, "bounding_boxes": {}})
+        boxes = {"boxes": np.zeros((4, 1, 4), "float32"), "labels": np.zeros((4, 1))}
+        L.CutMix(bounding_box_format="xyxy")(
+            {"images": IMAGES, "bounding_boxes": boxes}
+        )

@@ -122,13 +122,6 @@ def test_dict_labels_convert_input_args(tf, convert):
     assert run(jaxtape) == run(tf)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="RandomFlip/RandomCrop take no dict inputs in jaxtape yet; Keras's "
-    "skip input conversion (`_convert_input_args = False`): float64 labels "
-    "stay float64",
-)
 def test_dict_labels_kept_by_random_flip(tf):
     def run(m):
         out = m.keras.layers.RandomFlip(seed=1)(

@@ -23,9 +23,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core.dispatch import op
+from jaxtape._src.keras.layers.preprocessing import bounding_boxes as bbox
 from jaxtape._src.keras.layers.preprocessing.image import (
     _FILL_MODES,
     _affine,
+    _box_format,
+    _call_on_dict,
     _check_image_rank,
     _factor_pair,
     _RandomImageLayer,
@@ -120,50 +123,34 @@ def _split_keys(key, num):
 
 
 class _AugmentLayer(_RandomImageLayer):
-    """Keras 3's `BaseImagePreprocessingLayer` call: images or a dict with
-    `"images"` (and `"labels"`, which `_augment_labels` may transform);
+    """Keras 3's `BaseImagePreprocessingLayer` call (images, or the dict
+    `_RandomImageLayer` takes: `_augment_with_state` gives what
+    `_augment_labels`, `_augment_boxes` and `_augment_masks` need);
     identity at `training=False` unless `_infer` says otherwise."""
-
-    def call(self, inputs, training=True):
-        if not isinstance(inputs, dict):
-            return super().call(inputs, training=training)
-        for k in ("bounding_boxes", "segmentation_masks"):
-            if k in inputs:
-                raise NotImplementedError(
-                    f"{type(self).__name__} in jaxtape does not transform "
-                    f"{k!r}; pass only 'images' and 'labels'."
-                )
-        data = dict(inputs)
-        x = math_ops.cast(data["images"], self._dtype.name)
-        _check_image_rank(self, x)
-        if training is None:
-            training = True
-        if not training:
-            data["images"] = self._infer(x)
-            return data
-        key = self._seed_stream.next()
-        data["images"], state = self._augment_with_state(x, key)
-        if "labels" in data:
-            data["labels"] = self._augment_labels(data["labels"], state)
-        return data
 
     def _augment(self, x, key):
         return self._augment_with_state(x, key)[0]
 
-    def _augment_with_state(self, x, key):
-        """The augmented images and what `_augment_labels` needs."""
+    def _augment_with_state(self, x, key) -> tuple[Any, Any]:
         return self._augment_images(x, key), None
 
     def _augment_images(self, x, key):
         raise NotImplementedError
 
-    def _augment_labels(self, labels, state):
-        del state
-        return labels
 
-    @property
-    def _cf(self):
-        return self.data_format == "channels_first"
+def _transformed_boxes(layer, bounding_boxes, transform, x):
+    """Boxes through the images' `(n, 8)` transforms (`bbox`'s hull of the
+    mapped corners, clipped)."""
+    ha, wa = (x.ndim - 2, x.ndim - 1) if layer._cf else (x.ndim - 3, x.ndim - 2)
+    boxes, labels = bbox.transform_layer_boxes(
+        bounding_boxes["boxes"],
+        bounding_boxes["labels"],
+        transform,
+        int(x.shape[ha]),
+        int(x.shape[wa]),
+        _box_format(layer),
+    )
+    return {**bounding_boxes, "boxes": boxes, "labels": labels}
 
 
 def _value_range_list(value_range):
@@ -200,7 +187,24 @@ class _MixLayer(_AugmentLayer):
     def _augment_labels(self, labels, state):
         if state is None:
             return labels
-        return _mix_labels(labels, *state)
+        return _mix_labels(labels, *state[:2])
+
+    def _augment_masks(self, masks, state):
+        if state is None:
+            return masks
+        return self._mix_masks(masks, state)
+
+    def _mix_masks(self, masks, state):
+        raise NotImplementedError
+
+
+@op("MixUpBoxes", inputs=("boxes", "labels", "perm"), differentiable=False,
+    jit=True)  # fmt: skip
+def _concat_partner_boxes(boxes, labels, perm):
+    return (
+        jnp.concatenate([boxes, boxes[perm]], axis=1),
+        jnp.concatenate([labels, labels[perm]], axis=1),
+    )
 
 
 @op("MixUp", inputs=("x", "key"), jit=True)
@@ -230,7 +234,22 @@ class MixUp(_MixLayer):
 
     def _mix(self, x, key):
         out, perm, weight = _mix_up(x, key, float(self.alpha))
-        return out, (perm, weight)
+        return out, (perm, weight, key)
+
+    def _mix_masks(self, masks, state):
+        """Keras's: masks blended by the images' weights and permutation."""
+        masks = math_ops.cast(masks, self._dtype.name)
+        return _mix_up(masks, state[2], float(self.alpha))[0]  # the same draws
+
+    def _augment_boxes(self, bounding_boxes, state, x):
+        """Keras's: each image's boxes followed by its partner's (the box
+        axis doubles; labels likewise, along the box axis)."""
+        if state is None:
+            return bounding_boxes
+        boxes, labels = _concat_partner_boxes(
+            bounding_boxes["boxes"], bounding_boxes["labels"], state[0]
+        )
+        return {**bounding_boxes, "boxes": boxes, "labels": labels}
 
     def get_config(self):
         return {**super().get_config(), "alpha": self.alpha}
@@ -288,7 +307,18 @@ class CutMix(_MixLayer):
     def _mix(self, x, key):
         low, high = (float(f) for f in self.factor)
         out, perm, weight = _cut_mix(x, key, low, high, self._cf)
-        return out, (perm, weight)
+        return out, (perm, weight, key)
+
+    def _mix_masks(self, masks, state):
+        """Keras's: the images' boxes pasted into the masks too."""
+        low, high = (float(f) for f in self.factor)
+        return _cut_mix(masks, state[2], low, high, self._cf)[0]  # the same draws
+
+    def _augment_boxes(self, bounding_boxes, state, x):
+        raise NotImplementedError(
+            "CutMix does not transform 'bounding_boxes' (Keras's raises "
+            "NotImplementedError too)."
+        )
 
     def get_config(self):
         return {**super().get_config(), "factor": self.factor}
@@ -329,6 +359,8 @@ class RandomErasing(_AugmentLayer):
     Differences from Keras: the random numbers differ (jax.random); a list
     `fill_value` is per channel also with `channels_first`.
     """
+
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
 
     def __init__(self, factor=1.0, scale=(0.02, 0.33), fill_value=None,
                  value_range=(0, 255), seed=None, data_format=None,
@@ -434,6 +466,8 @@ class RandomGaussianBlur(_AugmentLayer):
     Differences from Keras: the random numbers differ (jax.random).
     """
 
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
+
     def __init__(self, factor=1.0, kernel_size=3, sigma=1.0, value_range=(0, 255),
                  data_format=None, seed=None, **kwargs):  # fmt: skip
         super().__init__(seed=seed, data_format=data_format, **kwargs)
@@ -490,7 +524,8 @@ def _random_shear(x, key, x_range, y_range, interpolation, fill_mode, fill_value
     sx = _between(ux, *x_range) * sign
     one, zero = jnp.ones_like(sx), jnp.zeros_like(sx)
     t = jnp.stack([one, sx, zero, sy, one, zero, zero, zero], axis=1)
-    return _affine_body(x, t, interpolation, fill_mode, fill_value, channels_first)
+    out = _affine_body(x, t, interpolation, fill_mode, fill_value, channels_first)
+    return out, t
 
 
 class RandomShear(_AugmentLayer):
@@ -540,11 +575,23 @@ class RandomShear(_AugmentLayer):
             return (-abs(factor), abs(factor))
         raise ValueError(self._TEXT + f"Received: {name}={factor}")
 
-    def _augment_images(self, x, key):
+    def _augment_with_state(self, x, key):
+        return self._shear(x, key, self.interpolation)
+
+    def _shear(self, x, key, interpolation):
         xr = tuple(float(f) for f in self.x_factor)
         yr = tuple(float(f) for f in self.y_factor)
-        return _random_shear(x, key, xr, yr, self.interpolation, self.fill_mode,
+        return _random_shear(x, key, xr, yr, interpolation, self.fill_mode,
                              float(self.fill_value), self._cf)  # fmt: skip
+
+    def _augment_masks(self, masks, state):
+        transform = state
+        return _affine(masks, transform, "nearest", self.fill_mode,
+                       float(self.fill_value), self._cf)  # fmt: skip
+
+    def _augment_boxes(self, bounding_boxes, state, x):
+        transform = state
+        return _transformed_boxes(self, bounding_boxes, transform, x)
 
     def get_config(self):
         return {
@@ -573,10 +620,11 @@ def _random_perspective(x, key, factor, scale, order, fill_value, channels_first
     )
     start = jnp.broadcast_to(start, (n, 4, 2))
     end = start + start * offsets
-    warped: Any = kimage.projective(
-        y, kimage._homography(start, end), order, fill_value
-    )
-    return restore(jnp.where(apply[:, None, None, None], warped, y))
+    transform = kimage._homography(start, end)
+    warped: Any = kimage.projective(y, transform, order, fill_value)
+    identity = jnp.asarray([1.0, 0, 0, 0, 1.0, 0, 0, 0], transform.dtype)
+    applied = jnp.where(apply[:, None], transform, identity)
+    return restore(jnp.where(apply[:, None, None, None], warped, y)), applied
 
 
 class RandomPerspective(_AugmentLayer):
@@ -605,11 +653,20 @@ class RandomPerspective(_AugmentLayer):
         self.scale, self.fill_value = scale, fill_value
         self.interpolation = interpolation
 
-    def _augment_images(self, x, key):
+    def _augment_with_state(self, x, key):
+        out, transform = self._warp(x, key, _INTERPOLATIONS.index(self.interpolation))
+        return out, (transform, key)
+
+    def _warp(self, x, key, order):
         factor = tuple(float(f) for f in self.factor)
-        order = _INTERPOLATIONS.index(self.interpolation)
         return _random_perspective(x, key, factor, float(self.scale), order,
                                    float(self.fill_value), self._cf)  # fmt: skip
+
+    def _augment_masks(self, masks, state):
+        return self._warp(masks, state[1], 0)[0]  # the images' key: their draws
+
+    def _augment_boxes(self, bounding_boxes, state, x):
+        return _transformed_boxes(self, bounding_boxes, state[0], x)
 
     def get_config(self):
         return {
@@ -780,8 +837,21 @@ class ContrastLimitedAdaptiveHistogramEqualization(_AugmentLayer):
     def call(self, inputs, training=True):
         del training  # applied in inference too, as Keras
         if isinstance(inputs, dict):
-            return {**inputs, "images": self._equalize(inputs["images"])}
+            return _call_on_dict(
+                self,
+                inputs,
+                lambda x: (self._equalize(x), None),
+                self._no_boxes,
+                self._no_masks,
+                cast=False,
+            )
         return self._equalize(inputs)
+
+    def _no_boxes(self, bounding_boxes, state, x):
+        raise self._not_transformed("bounding_boxes")  # (Keras's raises too)
+
+    def _no_masks(self, masks, state):
+        raise self._not_transformed("segmentation_masks")
 
     def _equalize(self, images):
         x = images

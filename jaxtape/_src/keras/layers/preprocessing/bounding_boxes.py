@@ -225,7 +225,7 @@ def clip_to_image_size(bounding_boxes, height=None, width=None,
     boxes = boxes if hasattr(boxes, "dtype") else math_ops.cast(boxes, "float32")
     labels = bounding_boxes.get("labels", None)
     dt = dtypes.np_dtype(boxes.dtype)
-    if bounding_box_format == "rel_xyxy":
+    if bounding_box_format == "rel_xyxy" or height is None or width is None:
         height = width = 1.0
     h, w = math_ops.cast(height, dt), math_ops.cast(width, dt)
     result = dict(bounding_boxes)
@@ -515,16 +515,14 @@ def compute_iou(boxes1, boxes2, bounding_box_format, use_masking=False, mask_val
                 f"Expected either len({which}.shape)=2 AND or "
                 f"len({which}.shape)=3."
             )
-    if r1 == 3 and r2 == 2:  # (what Keras's transposes raise)
-        raise ValueError(
-            "compute_iou() with batched `boxes1` needs batched `boxes2`. Received "
-            f"len(boxes1.shape)={r1}, len(boxes2.shape)={r2}."
+    if use_masking and r1 != r2:  # (what Keras's mask transposes raise)
+        text = (
+            "compute_iou() with `use_masking=True` needs boxes1 and boxes2 of "
+            f"one rank. Received len(boxes1.shape)={r1}, len(boxes2.shape)={r2}."
         )
-    if r1 == 2 and r2 == 3:
-        raise errors.InvalidArgumentError(
-            None, None, "compute_iou() with unbatched `boxes1` needs unbatched "
-            f"`boxes2`. Received len(boxes1.shape)={r1}, len(boxes2.shape)={r2}."
-        )  # fmt: skip
+        if r1 == 3:
+            raise ValueError(text)
+        raise errors.InvalidArgumentError(None, None, text)
     if "rel" in bounding_box_format and image_shape is None:
         raise ValueError(
             "When using relative bounding box formats (e.g. `rel_yxyx`) "
@@ -578,3 +576,204 @@ def compute_ciou(boxes1, boxes2, bounding_box_format, image_shape=None):
     b1 = convert_format(boxes1, bounding_box_format, "xyxy", height, width)
     b2 = convert_format(boxes2, bounding_box_format, "xyxy", height, width)
     return _ciou_op(b1, b2, float(config.epsilon()))
+
+
+# -- the image layers' box transforms (dict inputs) ------------------------------------
+def densify(layer, bounding_boxes):
+    """Keras's `densify_bounding_boxes` for a layer's dict input: checks the
+    layer has a `bounding_box_format` and the dict its keys and ranks;
+    boxes become float32 Tensors, labels Tensors (ragged ones padded with 0
+    boxes and -1 labels)."""
+    if not layer.bounding_box_format:
+        raise ValueError(
+            "You passed an input with a 'bounding_boxes' key, "
+            "but you didn't specify a bounding box format. "
+            "Pass a `bounding_box_format` argument to your "
+            f"{type(layer).__name__} layer, e.g. "
+            "`bounding_box_format='xyxy'`."
+        )
+    if (
+        not isinstance(bounding_boxes, dict)
+        or "labels" not in bounding_boxes
+        or "boxes" not in bounding_boxes
+    ):
+        raise ValueError(
+            "Expected `bounding_boxes` agurment to be a "
+            "dict with keys 'boxes' and 'labels'. Received: "
+            f"bounding_boxes={bounding_boxes}"
+        )
+    boxes, labels = bounding_boxes["boxes"], bounding_boxes["labels"]
+    if hasattr(boxes, "to_tensor"):  # a RaggedTensor, as Keras's `to_tensor`
+        boxes = boxes.to_tensor(default_value=0)
+        labels = labels.to_tensor(default_value=-1)
+    boxes = math_ops.cast(boxes, "float32")
+    labels = _as_tensor(labels)
+    rb, rl = len(boxes.shape), len(labels.shape)
+    allowed = {2: (1, 2), 3: (2, 3)}.get(rb)
+    if allowed is None:
+        raise ValueError(
+            "Expected `bounding_boxes['boxes']` to have rank 2 or 3, with shape "
+            "(num_boxes, 4) or (batch_size, num_boxes, 4). Received: "
+            f"bounding_boxes['boxes'].shape={tuple(boxes.shape)}"
+        )
+    if rl not in allowed:
+        raise ValueError(
+            f"Found bounding_boxes['boxes'].shape={tuple(boxes.shape)} and expected "
+            f"bounding_boxes['labels'] to have rank {allowed[0]} or {allowed[1]}, "
+            f"but received: bounding_boxes['labels'].shape={tuple(labels.shape)} "
+        )
+    return {**bounding_boxes, "boxes": boxes, "labels": labels}
+
+
+def _batch(boxes, labels):
+    if boxes.ndim == 2:
+        return True, boxes[None], labels[None]
+    return False, boxes, labels
+
+
+def _unbatch(single, boxes, labels):
+    return (boxes[0], labels[0]) if single else (boxes, labels)
+
+
+def _projected_hull(boxes, matrix):
+    """The xyxy hull of each box's corners mapped by the `(B, 3, 3)`
+    projective matrices (with the perspective division); boxes `(B, N, 4)`."""
+    x1, y1, x2, y2 = (boxes[..., i] for i in range(4))
+    pts = jnp.stack(
+        [jnp.stack(p, axis=-1) for p in ((x1, y1), (x2, y2), (x1, y2), (x2, y1))],
+        axis=2,
+    )  # (B, N, 4, 2)
+    pts = jnp.concatenate([pts, jnp.ones(pts.shape[:-1] + (1,), pts.dtype)], axis=-1)
+    out = jnp.einsum("bnxy,bzy->bnxz", pts, matrix.astype(pts.dtype))
+    xy = out[..., :2] / out[..., 2:]
+    return jnp.concatenate([jnp.min(xy, axis=2), jnp.max(xy, axis=2)], axis=-1)
+
+
+@op("TransformLayerBoxes", inputs=("boxes", "labels", "transform"),
+    differentiable=False, jit=True)  # fmt: skip
+def transform_layer_boxes(boxes, labels, transform, height, width, fmt):
+    """Boxes through a layer's image transform (`(n, 8)` rows mapping output
+    pixels to input ones, TF's projective transforms): each box becomes the
+    hull of its corners mapped by the inverse, clipped to the image (labels
+    of emptied boxes -1), as Keras's rotation, zoom, translation and
+    perspective boxes."""
+    single, b, lab = _batch(boxes, labels)
+    b = convert_body(b, height, width, fmt, "xyxy")
+    t = transform.reshape((-1, 8)).astype(jnp.float32)
+    m = jnp.concatenate([t, jnp.ones_like(t[:, :1])], axis=1).reshape((-1, 3, 3))
+    b, lab = clip_body(_projected_hull(b, jnp.linalg.inv(m)), lab, height, width)
+    return _unbatch(single, convert_body(b, height, width, "xyxy", fmt), lab)
+
+
+@op("FlipLayerBoxes", inputs=("boxes", "labels", "flips"),
+    differentiable=False, jit=True)  # fmt: skip
+def flip_layer_boxes(boxes, labels, flips, height, width, horizontal, vertical, fmt):
+    """Keras's `RandomFlip` boxes: in relative xyxy, `x -> 1 - x` (and `y`)
+    for the flipped images, then clipped (labels of emptied boxes -1)."""
+    single, b, lab = _batch(boxes, labels)
+    b = convert_body(b, height, width, fmt, "rel_xyxy")
+    f = flips.reshape((-1, 1, 1))
+    x1, y1, x2, y2 = _split(b)
+    if horizontal:
+        b = jnp.where(f, _cat(1 - x2, y1, 1 - x1, y2), b)
+    x1, y1, x2, y2 = _split(b)
+    if vertical:
+        b = jnp.where(f, _cat(x1, 1 - y2, x2, 1 - y1), b)
+    b, lab = clip_body(b, lab, height, width)
+    return _unbatch(single, convert_body(b, height, width, "rel_xyxy", fmt), lab)
+
+
+@op("CropLayerBoxes", inputs=("boxes", "labels", "offsets"),
+    differentiable=False, jit=True)  # fmt: skip
+def crop_layer_boxes(boxes, labels, offsets, size, out_size, scale, fmt):
+    """Boxes of a `size` image cropped at `offsets` (top, left), scaled by
+    `scale` (y, x) to `out_size` and clipped (labels of emptied boxes -1)."""
+    single, b, lab = _batch(boxes, labels)
+    b = convert_body(b, size[0], size[1], fmt, "xyxy")
+    top, left = offsets[0].astype(b.dtype), offsets[1].astype(b.dtype)
+    x1, y1, x2, y2 = _split(b)
+    sy, sx = scale
+    b = _cat((x1 - left) * sx, (y1 - top) * sy, (x2 - left) * sx, (y2 - top) * sy)
+    b, lab = clip_body(b, lab, out_size[0], out_size[1])
+    b = convert_body(b, out_size[0], out_size[1], "xyxy", fmt)
+    return _unbatch(single, b, lab)
+
+
+def _f(v, dtype):
+    return jnp.asarray(v, dtype)
+
+
+@op("ResizeLayerBoxes", inputs=("boxes", "labels"), differentiable=False, jit=True)
+def resize_layer_boxes(boxes, labels, size, out_size, mode, fmt):
+    """Keras's `Resizing` boxes: stretched, or scaled and offset as the
+    `pad_to_aspect_ratio` / `crop_to_aspect_ratio` image, clipped (labels
+    of emptied boxes -1); padding boxes (all 0 or all -1) become zeros."""
+    single, b, lab = _batch(boxes, labels)
+    pad_box = jnp.all(b == -1, axis=-1) | jnp.all(b == 0, axis=-1)
+    h, w = float(size[0]), float(size[1])
+    th, tw = out_size
+    b = convert_body(b, h, w, fmt, "xyxy")
+    x1, y1, x2, y2 = _split(b)
+    f32 = b.dtype
+    if mode == "pad":
+        r = jnp.minimum(_f(th, f32) / _f(h, f32), _f(tw, f32) / _f(w, f32))
+        dy, dx = (th - h * r) // 2, (tw - w * r) // 2
+        b = _cat(x1 * r + dx, y1 * r + dy, x2 * r + dx, y2 * r + dy)
+    elif mode == "crop":
+        src = _f(w, f32) / _f(h, f32)
+        wide = src > tw / th
+        new_w = jnp.where(wide, th * src, tw)
+        new_h = jnp.where(wide, th, tw / src)
+        sx, sy = new_w / w, new_h / h
+        dx, dy = (new_w - tw) // 2, (new_h - th) // 2
+        b = _cat(x1 * sx - dx, y1 * sy - dy, x2 * sx - dx, y2 * sy - dy)
+    else:
+        ry, rx = _f(th, f32) / _f(h, f32), _f(tw, f32) / _f(w, f32)
+        b = _cat(x1 * rx, y1 * ry, x2 * rx, y2 * ry)
+    b, lab = clip_body(b, lab, th, tw)
+    b = jnp.where(pad_box[..., None], jnp.zeros((), b.dtype), b)
+    return _unbatch(single, convert_body(b, th, tw, "xyxy", fmt), lab)
+
+
+@op("CenterCropLayerBoxes", inputs=("boxes", "labels"), differentiable=False,
+    jit=True)  # fmt: skip
+def center_crop_layer_boxes(boxes, labels, size, out_size, fmt):
+    """Keras's `CenterCrop` boxes: clipped to the centred window and
+    shifted; from an image smaller than the target, the aspect-ratio window
+    is rescaled to the target as the image is; clipped (labels -1)."""
+    single, b, lab = _batch(boxes, labels)
+    h, w = size
+    th, tw = out_size
+    b = convert_body(b, h, w, fmt, "xyxy")
+    small = h - th < 0 or w - tw < 0
+    if not small:
+        top, left, ch, cw = int((h - th) / 2), int((w - tw) / 2), th, tw
+    else:
+        ch = max(min(h, int(float(w * th) / tw)), 1)
+        cw = max(min(w, int(float(h * tw) / th)), 1)
+        top, left = int(float(h - ch) / 2), int(float(w - cw) / 2)
+    x1, y1, x2, y2 = _split(b)
+    b = _cat(
+        jnp.clip(x1, left, left + cw) - left,
+        jnp.clip(y1, top, top + ch) - top,
+        jnp.clip(x2, left, left + cw) - left,
+        jnp.clip(y2, top, top + ch) - top,
+    )
+    if small:
+        b = convert_body(convert_body(b, ch, cw, "xyxy", "rel_xyxy"), th, tw,
+                         "rel_xyxy", "xyxy")  # fmt: skip
+    b, lab = clip_body(b, lab, th, tw)
+    return _unbatch(single, convert_body(b, th, tw, "xyxy", fmt), lab)
+
+
+@op("MaxNumBoxes", inputs=("boxes", "labels"), differentiable=False, jit=True)
+def max_num_boxes(boxes, labels, max_number, fill_value):
+    """Keras's `MaxNumBoundingBoxes`: the first `max_number` boxes, padded
+    with `fill_value` to exactly that many."""
+    single, b, lab = _batch(boxes, labels)
+    pad_n = max(max_number - b.shape[1], 0)
+    b = jnp.pad(b[:, :max_number], ((0, 0), (0, pad_n), (0, 0)),
+                constant_values=fill_value)  # fmt: skip
+    lab = jnp.pad(lab[:, :max_number], ((0, 0), (0, pad_n)),
+                  constant_values=fill_value)  # fmt: skip
+    return _unbatch(single, b, lab)

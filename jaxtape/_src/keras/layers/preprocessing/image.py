@@ -18,12 +18,15 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers.arguments import standardize_data_format
 from jaxtape._src.keras.layers.base import Layer
+from jaxtape._src.keras.layers.preprocessing import bounding_boxes as bbox
 from jaxtape._src.keras.layers.seed_generator import SeedStream
 from jaxtape._src.ops import math_ops
+from jaxtape._src.ops.creation_ops import convert_to_tensor
 
 __all__ = [
     "CenterCrop",
@@ -75,10 +78,22 @@ def _resize_body(x, size, method, antialias, crop, pad, fill_value, channels_fir
         widths = [(0, 0)] * x.ndim
         widths[ha], widths[wa] = (top, top), (left, left)
         x = jnp.pad(x, widths, constant_values=fill_value)
+    if method == "nearest":  # (TF's indices; antialias has no effect, as in TF)
+        x = jnp.take(x, _tf_nearest_indices(x.shape[ha], th), axis=ha)
+        return jnp.take(x, _tf_nearest_indices(x.shape[wa], tw), axis=wa)
     shape = list(x.shape)
     shape[ha], shape[wa] = th, tw
     out = jax.image.resize(x, tuple(shape), method=method, antialias=antialias)
     return out.astype(x.dtype)
+
+
+def _tf_nearest_indices(size, target):
+    """TF's `ResizeNearestNeighbor` (half-pixel centres) source indices:
+    `floor((i + 0.5) * (size / target))` in float32 (JAX's differ at ties,
+    e.g. 60 -> 25 columns)."""
+    scale = np.float32(size) / np.float32(target)
+    i = np.floor((np.arange(target, dtype=np.float32) + np.float32(0.5)) * scale)
+    return np.clip(i.astype(np.int64), 0, size - 1)
 
 
 @op("ResizeImages", inputs=("x",), jit=True)
@@ -151,6 +166,50 @@ def _batch_of(x) -> int:
     return 1 if x.ndim == 3 else int(x.shape[0])
 
 
+def _size_of(x, channels_first) -> tuple[int, int]:
+    ha, wa = _hw_axes(x.ndim, channels_first)
+    shape: Any = x.shape
+    return int(shape[ha]), int(shape[wa])
+
+
+def _box_format(layer) -> str:
+    fmt = str(layer.bounding_box_format).lower()
+    if fmt not in bbox.SUPPORTED_FORMATS:
+        raise ValueError(
+            "Invalid source or target format. Supported formats: "
+            f"{bbox.SUPPORTED_FORMATS}. Received: bounding_box_format="
+            f"{layer.bounding_box_format!r}"
+        )
+    return fmt
+
+
+def _with_boxes(bounding_boxes, result):
+    boxes, labels = result
+    return {**bounding_boxes, "boxes": boxes, "labels": labels}
+
+
+def _call_on_dict(layer, inputs, images, boxes, masks, labels=None, cast=True):
+    """Keras's `BaseImagePreprocessingLayer.call` on a dict: `images(x)`
+    gives the images and the state (the random draws) that `boxes(bb, state,
+    x)` and `masks(m, state)` reuse, so all keys move together; `"labels"`
+    pass through unless `labels(l, state)` is given; other keys are kept."""
+    data = dict(inputs)
+    x = data["images"]
+    x = math_ops.cast(x, layer._dtype.name) if cast else convert_to_tensor(x)
+    _check_image_rank(layer, x)
+    bounding_boxes = data.get("bounding_boxes")
+    if bounding_boxes is not None:
+        bounding_boxes = bbox.densify(layer, bounding_boxes)
+    data["images"], state = images(x)
+    if bounding_boxes is not None:
+        data["bounding_boxes"] = boxes(bounding_boxes, state, x)
+    if "labels" in data and labels is not None:
+        data["labels"] = labels(data["labels"], state)
+    if "segmentation_masks" in data:
+        data["segmentation_masks"] = masks(data["segmentation_masks"], state)
+    return data
+
+
 # -- deterministic layers --------------------------------------------------------------
 class Resizing(Layer):
     """Resizes images to `(height, width)` (Keras's `Resizing`, on
@@ -172,9 +231,11 @@ class Resizing(Layer):
         fill_value=0.0,
         antialias=False,
         data_format=None,
+        bounding_box_format=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.bounding_box_format = bounding_box_format
         if interpolation not in _RESIZE_METHODS:
             raise ValueError(
                 "Invalid value for argument `interpolation`. Expected of one "
@@ -199,18 +260,49 @@ class Resizing(Layer):
         self.data_format = standardize_data_format(data_format)
 
     def call(self, inputs):
+        if isinstance(inputs, dict):
+            return _call_on_dict(
+                self,
+                inputs,
+                lambda x: (self._resize(x, self.interpolation), None),
+                self._resize_boxes,
+                lambda m, _: self._resize(m, "nearest"),
+            )
         x = math_ops.cast(inputs, self._dtype.name)
         _check_image_rank(self, x)
+        return self._resize(x, self.interpolation)
+
+    def _resize(self, x, interpolation):
         return _resize(
             x,
             (self.height, self.width),
-            self.interpolation,
+            interpolation,
             bool(self.antialias),
             bool(self.crop_to_aspect_ratio),
             bool(self.pad_to_aspect_ratio),
             float(self.fill_value),
             self.data_format == "channels_first",
         )
+
+    def _resize_boxes(self, bounding_boxes, state, x):
+        del state
+        size = _size_of(x, self.data_format == "channels_first")
+        mode = (
+            "pad"
+            if self.pad_to_aspect_ratio
+            else "crop"
+            if self.crop_to_aspect_ratio
+            else "stretch"
+        )
+        out = bbox.resize_layer_boxes(
+            bounding_boxes["boxes"],
+            bounding_boxes["labels"],
+            size,
+            (self.height, self.width),
+            mode,
+            _box_format(self),
+        )
+        return _with_boxes(bounding_boxes, out)
 
     def get_config(self):
         return {
@@ -224,7 +316,14 @@ class Resizing(Layer):
             "fill_value": self.fill_value,
             "antialias": self.antialias,
             "data_format": self.data_format,
+            **_box_config(self),
         }
+
+
+def _box_config(layer):
+    """Keras's config entry: `bounding_box_format` only when set."""
+    fmt = getattr(layer, "bounding_box_format", None)
+    return {} if fmt is None else {"bounding_box_format": fmt}
 
 
 class CenterCrop(Layer):
@@ -235,14 +334,39 @@ class CenterCrop(Layer):
     Differences from Keras: None known.
     """
 
-    def __init__(self, height, width, data_format=None, **kwargs):
+    def __init__(self, height, width, data_format=None, bounding_box_format=None,
+                 **kwargs):  # fmt: skip
         super().__init__(**kwargs)
         self.height, self.width = int(height), int(width)
         self.data_format = standardize_data_format(data_format)
+        self.bounding_box_format = bounding_box_format
 
     def call(self, inputs):
+        if isinstance(inputs, dict):
+            return _call_on_dict(
+                self,
+                inputs,
+                lambda x: (self._center_crop(x), None),
+                self._crop_boxes,
+                lambda m, _: self._center_crop(math_ops.cast(m, self._dtype.name)),
+            )
         x = math_ops.cast(inputs, self._dtype.name)
         _check_image_rank(self, x)
+        return self._center_crop(x)
+
+    def _crop_boxes(self, bounding_boxes, state, x):
+        del state
+        size = _size_of(x, self.data_format == "channels_first")
+        out = bbox.center_crop_layer_boxes(
+            bounding_boxes["boxes"],
+            bounding_boxes["labels"],
+            size,
+            (self.height, self.width),
+            _box_format(self),
+        )
+        return _with_boxes(bounding_boxes, out)
+
+    def _center_crop(self, x):
         cf = self.data_format == "channels_first"
         ha, wa = _hw_axes(x.ndim, cf)
         shape: Any = x.shape
@@ -260,6 +384,7 @@ class CenterCrop(Layer):
             "height": self.height,
             "width": self.width,
             "data_format": self.data_format,
+            **_box_config(self),
         }
 
 
@@ -292,15 +417,26 @@ def _factor_pair(layer, factor, bounds, name="factor"):
 
 class _RandomImageLayer(Layer):
     """The random augmentations' shared parts: the seed stream, the
-    `training` switch (identity at inference), rank checks, config."""
+    `training` switch (identity at inference), rank checks, config, and
+    Keras's dict inputs (`images`, `labels`, `bounding_boxes`,
+    `segmentation_masks`): a geometric layer transforms boxes and masks
+    with the images' draws (`_augment_with_state`, `_augment_boxes`,
+    `_augment_masks`); a colour layer (`_GEOMETRIC = False`) passes them
+    through; at inference all pass through."""
 
-    def __init__(self, seed=None, data_format=None, **kwargs):
+    _GEOMETRIC = True
+
+    def __init__(self, seed=None, data_format=None, bounding_box_format=None,
+                 **kwargs):  # fmt: skip
         super().__init__(**kwargs)
         self.seed = seed
         self.data_format = standardize_data_format(data_format)
+        self.bounding_box_format = bounding_box_format
         self._seed_stream = SeedStream(seed)
 
     def call(self, inputs, training=True):
+        if isinstance(inputs, dict):
+            return self._call_dict(inputs, training)
         x = math_ops.cast(inputs, self._dtype.name)
         _check_image_rank(self, x)
         # Keras 3's `call(data, training=True)`: called alone, a random layer
@@ -311,11 +447,60 @@ class _RandomImageLayer(Layer):
             return self._infer(x)
         return self._augment(x, self._seed_stream.next())
 
+    def _call_dict(self, inputs, training):
+        if training is None:
+            training = True
+        if not training:
+            return _call_on_dict(
+                self,
+                inputs,
+                lambda x: (self._infer(x), None),
+                lambda bb, state, x: bb,
+                lambda m, state: m,
+            )
+        key = self._seed_stream.next()
+        return _call_on_dict(
+            self,
+            inputs,
+            lambda x: self._augment_with_state(x, key),
+            self._augment_boxes,
+            self._augment_masks,
+            self._augment_labels,
+        )
+
     def _infer(self, x):
         return x
 
     def _augment(self, x, key):
         raise NotImplementedError
+
+    def _augment_with_state(self, x, key) -> tuple[Any, Any]:
+        """The augmented images and what boxes, masks and labels need."""
+        return self._augment(x, key), key
+
+    def _not_transformed(self, what):
+        return NotImplementedError(
+            f"{type(self).__name__} in jaxtape does not transform {what!r} yet; "
+            "pass only 'images' and 'labels'."
+        )
+
+    def _augment_boxes(self, bounding_boxes, state, x):
+        if self._GEOMETRIC:
+            raise self._not_transformed("bounding_boxes")
+        return bounding_boxes
+
+    def _augment_masks(self, masks, state):
+        if self._GEOMETRIC:
+            raise self._not_transformed("segmentation_masks")
+        return masks
+
+    def _augment_labels(self, labels, state):
+        del state
+        return labels
+
+    @property
+    def _cf(self):
+        return self.data_format == "channels_first"
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -325,6 +510,7 @@ class _RandomImageLayer(Layer):
             **super().get_config(),
             "seed": self.seed,
             "data_format": self.data_format,
+            **_box_config(self),
         }
 
 
@@ -354,6 +540,8 @@ class RandomFlip(_RandomImageLayer):
     Differences from Keras: the random numbers differ (jax.random).
     """
 
+    _convert_input_args = False  # (Keras's: dict labels keep their dtype)
+
     def __init__(self, mode="horizontal_and_vertical", seed=None, data_format=None,
                  **kwargs):  # fmt: skip
         super().__init__(seed=seed, data_format=data_format, **kwargs)
@@ -372,8 +560,33 @@ class RandomFlip(_RandomImageLayer):
             self.data_format == "channels_first",
         )
 
+    def _augment_boxes(self, bounding_boxes, state, x):
+        key = state
+        h, w = _size_of(x, self._cf)
+        out = bbox.flip_layer_boxes(
+            bounding_boxes["boxes"],
+            bounding_boxes["labels"],
+            _flip_draws(key, _batch_of(x)),
+            h,
+            w,
+            "horizontal" in self.mode,
+            "vertical" in self.mode,
+            _box_format(self),
+        )
+        return _with_boxes(bounding_boxes, out)
+
+    def _augment_masks(self, masks, state):
+        key = state
+        return self._augment(masks, key)  # the same key: the same flips
+
     def get_config(self):
         return {**super().get_config(), "mode": self.mode}
+
+
+@op("RandomFlipDraws", inputs=("key",), differentiable=False)
+def _flip_draws(key, n):
+    """`_random_flip`'s per-image decisions (the same draw of the same key)."""
+    return jax.random.uniform(jax.random.wrap_key_data(key), (n,)) <= 0.5
 
 
 class _AffineLayer(_RandomImageLayer):
@@ -396,12 +609,34 @@ class _AffineLayer(_RandomImageLayer):
         self.fill_value = float(fill_value)
 
     def _augment(self, x, key):
-        cf = self.data_format == "channels_first"
-        ha, wa = _hw_axes(x.ndim, cf)
-        transform = self._transforms(key, _batch_of(x), x.shape[ha], x.shape[wa])
+        return self._augment_with_state(x, key)[0]
+
+    def _augment_with_state(self, x, key):
+        h, w = _size_of(x, self._cf)
+        transform = self._transforms(key, _batch_of(x), h, w)
+        return self._warp(x, transform, self.interpolation), transform
+
+    def _warp(self, x, transform, interpolation):
         return _affine(
-            x, transform, self.interpolation, self.fill_mode, self.fill_value, cf
+            x, transform, interpolation, self.fill_mode, self.fill_value, self._cf
         )
+
+    def _augment_masks(self, masks, state):
+        transform = state
+        return self._warp(masks, transform, "nearest")
+
+    def _augment_boxes(self, bounding_boxes, state, x):
+        transform = state
+        h, w = _size_of(x, self._cf)
+        out = bbox.transform_layer_boxes(
+            bounding_boxes["boxes"],
+            bounding_boxes["labels"],
+            transform,
+            h,
+            w,
+            _box_format(self),
+        )
+        return _with_boxes(bounding_boxes, out)
 
     def _transforms(self, key, n, h, w):
         raise NotImplementedError
@@ -580,6 +815,15 @@ def _random_crop(x, key, height, width, channels_first):
     return jax.lax.dynamic_slice(x, start, size)
 
 
+@op("RandomCropOffsets", inputs=("key",), differentiable=False)
+def _crop_offsets(key, h, w, height, width):
+    """`_random_crop`'s window `(top, left)` (the same draws of the same key)."""
+    k1, k2 = jax.random.split(jax.random.wrap_key_data(key))
+    top = jax.random.randint(k1, (), 0, h - height + 1)
+    left = jax.random.randint(k2, (), 0, w - width + 1)
+    return jnp.stack([top, left])
+
+
 class RandomCrop(_RandomImageLayer):
     """Crops a random `(height, width)` window in training (Keras's
     `RandomCrop`: one window for the batch; an image not larger than the
@@ -589,6 +833,8 @@ class RandomCrop(_RandomImageLayer):
 
     Differences from Keras: the random numbers differ (jax.random).
     """
+
+    _convert_input_args = False  # (Keras's: dict labels keep their dtype)
 
     def __init__(self, height, width, seed=None, data_format=None, name=None,
                  **kwargs):  # fmt: skip
@@ -614,6 +860,32 @@ class RandomCrop(_RandomImageLayer):
             x, top, left, min(self.height, h - top), min(self.width, w - left), cf
         )
         return self._resize_to_target(x)
+
+    def _augment_masks(self, masks, state):
+        key = state
+        return self._augment(masks, key)  # the same key: the same window
+
+    def _augment_boxes(self, bounding_boxes, state, x):
+        key = state
+        h, w = _size_of(x, self._cf)
+        if h > self.height and w > self.width:
+            offsets = _crop_offsets(key, h, w, self.height, self.width)
+            scale = (1.0, 1.0)
+        else:
+            top, left, _, _ = _crop_box(h, w, self.height, self.width)
+            ch, cw = min(self.height, h - top), min(self.width, w - left)
+            offsets = jnp.asarray([top, left], jnp.int32)
+            scale = (self.height / ch, self.width / cw)
+        out = bbox.crop_layer_boxes(
+            bounding_boxes["boxes"],
+            bounding_boxes["labels"],
+            offsets,
+            (h, w),
+            (self.height, self.width),
+            scale,
+            _box_format(self),
+        )
+        return _with_boxes(bounding_boxes, out)
 
     def compute_output_shape(self, input_shape):
         shape = list(input_shape)
@@ -645,6 +917,8 @@ class RandomContrast(_RandomImageLayer):
 
     Differences from Keras: the random numbers differ (jax.random).
     """
+
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
 
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)
@@ -686,6 +960,8 @@ class RandomBrightness(_RandomImageLayer):
 
     Differences from Keras: the random numbers differ (jax.random).
     """
+
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
 
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)

@@ -23,18 +23,24 @@ import numpy as np
 from jaxtape._src.core import config
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras import serialization
+from jaxtape._src.keras.layers.arguments import standardize_data_format
 from jaxtape._src.keras.layers.base import Layer, get_keras_mask
+from jaxtape._src.keras.layers.preprocessing import bounding_boxes as bbox
 from jaxtape._src.keras.layers.preprocessing.image import (
     _RESIZE_METHODS,
+    _box_config,
+    _call_on_dict,
     _factor_pair,
     _RandomImageLayer,
     _resize,
+    _with_boxes,
 )
 from jaxtape._src.keras.ops import image as kimage
 
 __all__ = [
     "AutoContrast",
     "Equalization",
+    "MaxNumBoundingBoxes",
     "Pipeline",
     "RandomColorDegeneration",
     "RandomGrayscale",
@@ -118,6 +124,8 @@ def _per_image(v, x):
 class _ColorLayer(_RandomImageLayer):
     """A random colour layer: `_ranges` are the `(low, high)` of its draws,
     `_apply(x, draws)` Keras's transform (in training)."""
+
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
 
     _ranges: tuple = ()
 
@@ -284,6 +292,8 @@ class AutoContrast(_RandomImageLayer):
     so jaxtape, reduces over axes 1 and 2: channels and height).
     """
 
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
+
     def __init__(self, value_range=(0, 255), **kwargs):
         super().__init__(**kwargs)
         self.value_range = list(_value_range(value_range))
@@ -340,6 +350,8 @@ class Equalization(_RandomImageLayer):
     Differences from Keras: None known.
     """
 
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
+
     def __init__(self, value_range=(0, 255), bins=256, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
         self.bins = bins
@@ -384,6 +396,8 @@ class RandomPosterization(_RandomImageLayer):
 
     Differences from Keras: the random numbers differ (jax.random).
     """
+
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
 
     def __init__(self, factor, value_range=(0, 255), data_format=None, seed=None,
                  **kwargs):  # fmt: skip
@@ -657,6 +671,76 @@ class RandomWidth(_RandomSizeLayer):
     """
 
     _axis = -2
+
+
+# -- MaxNumBoundingBoxes --------------------------------------------------------------
+class MaxNumBoundingBoxes(Layer):
+    """Gives every image exactly `max_number` boxes (Keras's
+    `MaxNumBoundingBoxes`): on a dict input the `bounding_boxes` are cut to
+    the first `max_number` and padded with `fill_value` (boxes and labels);
+    images, labels and masks pass through. It needs `bounding_box_format`
+    for boxes, as Keras.
+
+    Differences from Keras: `get_config` also holds `fill_value` (Keras's
+    omits it, so its round trip resets it to -1).
+    """
+
+    def __init__(self, max_number, fill_value=-1, bounding_box_format=None,
+                 data_format=None, **kwargs):  # fmt: skip
+        super().__init__(**kwargs)
+        self.max_number = int(max_number)
+        self.fill_value = int(fill_value)
+        self.bounding_box_format = bounding_box_format
+        self.data_format = standardize_data_format(data_format)
+
+    def call(self, inputs, training=True):
+        del training  # (the same in training and inference, as Keras)
+        if not isinstance(inputs, dict):
+            return inputs
+        return _call_on_dict(
+            self,
+            inputs,
+            lambda x: (x, None),
+            self._pad_boxes,
+            lambda m, _: m,
+            cast=False,
+        )
+
+    def _pad_boxes(self, bounding_boxes, state, x):
+        del state, x
+        out = bbox.max_num_boxes(
+            bounding_boxes["boxes"],
+            bounding_boxes["labels"],
+            self.max_number,
+            self.fill_value,
+        )
+        return _with_boxes(bounding_boxes, out)
+
+    def compute_output_shape(self, input_shape) -> Any:
+        if isinstance(input_shape, dict) and "bounding_boxes" in input_shape:
+            boxes_shape = input_shape["bounding_boxes"]
+            extra_keys = set(boxes_shape) - {"boxes", "labels"}
+            if extra_keys:
+                raise KeyError(
+                    "There are unsupported keys in `bounding_boxes`: "
+                    f"{list(extra_keys)}. Only `boxes` and `labels` are supported."
+                )
+            out = dict(input_shape)
+            shapes = {k: list(v) for k, v in boxes_shape.items()}
+            shapes["boxes"][1] = self.max_number
+            shapes["labels"][1] = self.max_number
+            out["bounding_boxes"] = shapes
+            return out
+        return input_shape
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "data_format": self.data_format,
+            **_box_config(self),
+            "max_number": self.max_number,
+            "fill_value": self.fill_value,
+        }
 
 
 # -- Pipeline --------------------------------------------------------------------------
