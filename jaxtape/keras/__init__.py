@@ -16,6 +16,7 @@ from jaxtape.keras import (  # noqa: F401
     models,
     ops,
     optimizers,
+    preprocessing,
     random,
     regularizers,
     saving,

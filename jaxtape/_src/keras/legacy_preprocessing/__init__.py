@@ -1,0 +1,1 @@
+"""Keras 3's legacy `keras.preprocessing` (`image`, `sequence`, `text`). Layer L5."""
