@@ -15,6 +15,7 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
 from jaxtape._src.data.ragged_elements import HostRagged
 from jaxtape._src.state.variable import Variable
+from jaxtape._src.structured import strings
 from jaxtape._src.structured.ragged import RaggedTensor
 
 
@@ -108,8 +109,10 @@ def _to_tensor(x):
         return x
     if isinstance(x, HostRagged):
         return x.to_jaxtape()
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO":
-        return np.asarray(x)  # strings have no jax dtype: they stay NumPy
+    if isinstance(x, (str, bytes)) or (
+        isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO"
+    ):
+        return strings.convert(x)  # strings: a host StringTensor
     return Tensor(jax.numpy.asarray(x))
 
 
@@ -168,10 +171,7 @@ class DatasetSpec:
 
 def _dtype(a: np.ndarray):
     if a.dtype.kind in "USO":
-        raise NotImplementedError(
-            "element_spec of string components is not supported: jaxtape has no "
-            "string dtype yet (the elements themselves work, as NumPy arrays)."
-        )
+        return np.dtype(object)  # `jaxtape.string`
     return a.dtype
 
 
@@ -198,6 +198,10 @@ def _numpy_leaf(x):
         )
     if isinstance(x, HostRagged):
         return x.numpy()
+    if isinstance(x, (str, bytes)) or (
+        isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO"
+    ):
+        return strings.convert(x).numpy()  # bytes, as TF's
     return np.asarray(x)
 
 

@@ -150,7 +150,7 @@ def _bytes_array(value: Any) -> np.ndarray:
         return value._v
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "S":
-            return _object_array(value.tolist(), value.shape)
+            return _object_array(value.ravel().tolist(), value.shape)
         if value.dtype.kind == "U":
             return _object_array(
                 [s.encode("utf-8") for s in value.ravel().tolist()], value.shape
