@@ -24,6 +24,7 @@ from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
 from jaxtape._src.keras.layers.preprocessing.numeric import _batches, _encode
+from jaxtape._src.structured import strings
 
 __all__ = [
     "Hashing",
@@ -45,7 +46,7 @@ def _host(layer, inputs) -> np.ndarray:
                 "a compiled function. Apply it in the input pipeline "
                 "(`dataset.map(layer)`) or before the `jaxtape.function` step."
             )
-        return inputs.numpy()
+        inputs = inputs.numpy()  # (a StringTensor's: bytes, decoded below)
     arr = np.asarray(inputs)
     if arr.dtype.kind in "SO":
         arr = np.vectorize(
@@ -311,7 +312,7 @@ class _IndexLookup(Layer):
                     self._key(self.mask_token) if i == 0 else f
                     for i, f in zip(values.reshape(-1).tolist(), flat)
                 ]
-            return np.asarray(flat).reshape(values.shape)
+            return strings.convert(np.asarray(flat).reshape(values.shape))
         start = 1 if self._masks_to_zero() else 0
         keys = [self._key(v) for v in values.reshape(-1).tolist()]
         ids = []

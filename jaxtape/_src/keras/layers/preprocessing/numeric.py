@@ -44,7 +44,8 @@ def _batches(data, layer_name: str):
         except NotImplementedError:  # string elements: assumed batched
             spec = None
         spec = spec[0] if isinstance(spec, tuple) else spec
-        if spec is not None and len(spec.shape) == 1:
+        # (a Dataset of strings yields batches already: TextVectorization's)
+        if spec is not None and len(spec.shape) == 1 and spec.dtype != "string":
             data = data.batch(128)
     if not hasattr(data, "__iter__"):
         raise TypeError(
