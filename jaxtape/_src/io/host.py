@@ -21,7 +21,7 @@ import numpy as np
 from jaxtape._src.core import dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.ops.creation_ops import constant
-from jaxtape._src.structured.strings import StringTensor, is_string
+from jaxtape._src.structured.strings import StringTensor, convert, is_string
 
 _OBJECT = np.dtype(object)
 
@@ -41,8 +41,11 @@ def byte_strings(x: Any, what: str) -> np.ndarray:
     `x` holds something other than strings."""
     if isinstance(x, StringTensor):
         return x.value
-    if hasattr(x, "numpy") and not isinstance(x, (bytes, str, np.ndarray)):
-        x = x.numpy()  # a numeric Tensor or Variable: refused below
+    if isinstance(x, (list, tuple)) and is_string(x):  # maybe of StringTensors
+        return convert(x).value
+    to_numpy = getattr(x, "numpy", None)
+    if callable(to_numpy) and not isinstance(x, np.ndarray):
+        x = to_numpy()  # a numeric Tensor or Variable: refused below
     if isinstance(x, (bytes, str, np.bytes_, np.str_)):
         out = np.empty((), _OBJECT)
         out[()] = _item(x.item() if isinstance(x, np.generic) else x, what)

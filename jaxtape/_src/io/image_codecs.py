@@ -70,15 +70,8 @@ _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 
 
 def _pixels(image, channels: int, op_name: str) -> np.ndarray:
-    """One frame as [H, W, C] uint8 (or uint16 for 16-bit grayscale)."""
+    """One frame as [H, W, C] uint8."""
     mode = image.mode
-    if mode in ("I;16", "I;16B", "I;16L", "I"):
-        array = np.asarray(image).astype(np.uint16)[..., None]
-        if channels in (0, 1):
-            return array
-        if channels == 3:
-            return np.repeat(array, 3, axis=-1)
-        return np.concatenate([np.repeat(array, 3, -1), np.full_like(array, 65535)], -1)
     if channels == 0:
         native = {"L": 1, "LA": 2, "1": 1, "RGB": 3, "RGBA": 4}.get(mode)
         if native is None:  # palette, CMYK, ...: TF gives RGB, RGBA with alpha
@@ -93,6 +86,86 @@ def _pixels(image, channels: int, op_name: str) -> np.ndarray:
 
 def _png_bit_depth(data: bytes) -> int:
     return data[24] if len(data) > 25 else 8
+
+
+def _png16_pixels(data: bytes, op_name: str) -> np.ndarray:
+    """A non-interlaced 16-bit PNG as [H, W, C] uint16 (Pillow reads 16-bit
+    colour PNGs as 8-bit, so these are decoded here)."""
+    pos, header, idat = 8, b"", []
+    while pos + 8 <= len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"IDAT":
+            idat.append(body)
+        elif kind == b"IHDR":
+            header = body
+        pos += 12 + length
+    if len(header) != 13:
+        raise _invalid(f"Invalid PNG data, size {len(data)}", op_name)
+    width, height, _, color, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}.get(color)
+    if channels is None or interlace:
+        raise NotImplementedError(
+            f"{op_name}: interlaced 16-bit PNGs are not supported by jaxtape."
+        )
+    try:
+        raw = np.frombuffer(zlib.decompress(b"".join(idat)), np.uint8)
+    except zlib.error:
+        raise _invalid(f"Invalid PNG data, size {len(data)}", op_name) from None
+    bpp, stride = 2 * channels, 2 * channels * width
+    if raw.size != height * (stride + 1):
+        raise _invalid(f"Invalid PNG data, size {len(data)}", op_name)
+    rows = raw.reshape(height, stride + 1)
+    out = np.zeros((height, stride), np.uint8)
+    prior = np.zeros(stride, np.uint8)
+    for y in range(height):
+        out[y] = _unfilter(int(rows[y, 0]), rows[y, 1:], prior, bpp)
+        prior = out[y]
+    return out.view(">u2").astype(np.uint16).reshape(height, width, channels)
+
+
+def _unfilter(kind: int, line: np.ndarray, prior: np.ndarray, bpp: int):
+    """One PNG scanline with its filter (None, Sub, Up, Average, Paeth) undone."""
+    if kind == 0:
+        return line
+    if kind == 2:
+        return line + prior
+    if kind == 1:
+        return np.cumsum(line.reshape(-1, bpp), axis=0, dtype=np.uint8).reshape(-1)
+    out = np.zeros_like(line)
+    left = np.zeros(bpp, np.int32)
+    pixels = line.reshape(-1, bpp).astype(np.int32)
+    above = prior.reshape(-1, bpp).astype(np.int32)
+    for i in range(pixels.shape[0]):
+        up = above[i]
+        if kind == 3:
+            pred = (left + up) // 2
+        else:
+            corner = above[i - 1] if i else np.zeros(bpp, np.int32)
+            p = left + up - corner
+            pa, pb, pc = np.abs(p - left), np.abs(p - up), np.abs(p - corner)
+            pred = np.where((pa <= pb) & (pa <= pc), left,
+                            np.where(pb <= pc, up, corner))  # fmt: skip
+        left = (pixels[i] + pred) & 0xFF
+        out[i * bpp : (i + 1) * bpp] = left
+    return out
+
+
+def _convert_16(pixels: np.ndarray, channels: int) -> np.ndarray:
+    """16-bit pixels with `channels` channels (0: as stored), as TF's
+    libpng transforms (grayscale from colour: Pillow's weights)."""
+    have = pixels.shape[-1]
+    if channels in (0, have):
+        return pixels
+    color = pixels[..., :3] if have >= 3 else np.repeat(pixels[..., :1], 3, -1)
+    alpha = pixels[..., -1:] if have in (2, 4) else np.full_like(pixels[..., :1], 65535)
+    if channels == 1:
+        gray = (color.astype(np.float64) @ [0.299, 0.587, 0.114]).round()
+        return gray.astype(np.uint16)[..., None]
+    if channels == 2:
+        return np.concatenate([_convert_16(pixels, 1), alpha], -1)
+    return color if channels == 3 else np.concatenate([color, alpha], -1)
 
 
 def _decode(
@@ -117,16 +190,14 @@ def _decode(
             f"`channels` must be {names} or {allowed_channels[-1]} but got {channels}",
             op_name,
         )
+    if kind == "png" and _png_bit_depth(data) == 16:
+        return _convert_16(_png16_pixels(data, op_name), channels)
     image = _open(data, op_name)
-    if (
-        kind == "png"
-        and _png_bit_depth(data) == 16
-        and image.mode not in ("I;16", "I;16B", "I;16L", "I")
-    ):
-        raise NotImplementedError(
-            f"{op_name}: 16-bit colour PNGs are not supported by jaxtape "
-            "(Pillow reads them as 8-bit); 16-bit grayscale PNGs are."
-        )
+    if kind == "webp" and channels:
+        native = 4 if image.mode in ("RGBA", "LA", "PA") else 3
+        if channels != native:
+            raise _invalid("Number of channels requested does not match input",
+                           op_name)  # fmt: skip
     if kind in ("gif", "webp") and animated:
         frames = []
         for k in range(getattr(image, "n_frames", 1)):

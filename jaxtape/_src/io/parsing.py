@@ -461,6 +461,34 @@ def _check_features(features, what="features"):
                 "Unsupported: FixedLenSequenceFeature requires allow_missing to be "
                 "True."
             )
+    _check_disjoint(features)
+
+
+def _check_disjoint(features) -> None:
+    """TF's check that dense, sparse and ragged features read distinct keys."""
+    kinds: dict[str, set] = {"Dense": set(), "sparse": set(), "ragged": set()}
+    for key, spec in features.items():
+        if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)):
+            kinds["Dense"].add(key)
+        elif isinstance(spec, VarLenFeature):
+            kinds["sparse"].add(key)
+        elif isinstance(spec, SparseFeature):
+            index = spec.index_key
+            kinds["sparse"].update([index] if isinstance(index, str) else index)
+            kinds["sparse"].add(spec.value_key)
+        elif isinstance(spec, RaggedFeature):
+            kinds["ragged"].add(spec.value_key or key)
+            kinds["ragged"].update(
+                p.key for p in spec.partitions if not isinstance(p, _UniformRowLength)
+            )
+    for a, b in (("Dense", "sparse"), ("Dense", "ragged"), ("sparse", "ragged")):
+        common = kinds[a] & kinds[b]
+        if common:
+            raise ValueError(
+                f"{a} and {b} keys must not intersect; {a.lower()}_keys: "
+                f"{sorted(kinds[a])}, {b}_keys: {sorted(kinds[b])}, intersection: "
+                f"{common}"
+            )
 
 
 def _feature_maps(serialized, cls, field, ctx):
@@ -536,6 +564,7 @@ def _check_sequence_features(context_features, sequence_features):
             "Both context_features and sequence_features are None, but at least "
             "one should have values."
         )
+    _check_disjoint(context_features or {})
     for key, spec in (context_features or {}).items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature, RaggedFeature)):
             raise ValueError(
