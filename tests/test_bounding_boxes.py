@@ -396,11 +396,14 @@ def test_config_holds_bounding_box_format_as_keras(tf):
 
 
 # -- layers whose draws differ from Keras's: against their own transformation ---------
-def test_random_flip_moves_boxes_and_masks_with_the_images():
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "function"])
+def test_random_flip_moves_boxes_and_masks_with_the_images(compiled):
     """Each image flipped (or not) horizontally; its boxes `x -> 60 - x` and
-    its mask flipped likewise; labels of the boxes kept."""
+    its mask flipped likewise; labels of the boxes kept (also compiled)."""
     layer = jaxtape.keras.layers.RandomFlip("horizontal", seed=3,
                                             bounding_box_format="xyxy")  # fmt: skip
+    if compiled:
+        layer = jaxtape.function(layer)
     images = np.concatenate([_IMAGES] * 4)  # 8 images: both outcomes likely
     masks = np.concatenate([_MASKS] * 4)
     boxes = np.concatenate([_BOXES] * 4)

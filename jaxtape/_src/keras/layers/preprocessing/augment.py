@@ -27,11 +27,13 @@ from jaxtape._src.keras.layers.preprocessing import bounding_boxes as bbox
 from jaxtape._src.keras.layers.preprocessing.image import (
     _FILL_MODES,
     _affine,
+    _factor_pair,
+    _RandomImageLayer,
+)
+from jaxtape._src.keras.layers.preprocessing.image_data import (
     _box_format,
     _call_on_dict,
     _check_image_rank,
-    _factor_pair,
-    _RandomImageLayer,
 )
 from jaxtape._src.keras.layers.preprocessing.image_more import _nhwc, _to_range
 from jaxtape._src.keras.ops import image_more as kimage

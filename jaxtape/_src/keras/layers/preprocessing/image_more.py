@@ -28,11 +28,13 @@ from jaxtape._src.keras.layers.base import Layer, get_keras_mask
 from jaxtape._src.keras.layers.preprocessing import bounding_boxes as bbox
 from jaxtape._src.keras.layers.preprocessing.image import (
     _RESIZE_METHODS,
-    _box_config,
-    _call_on_dict,
     _factor_pair,
     _RandomImageLayer,
     _resize,
+)
+from jaxtape._src.keras.layers.preprocessing.image_data import (
+    _box_config,
+    _call_on_dict,
     _with_boxes,
 )
 from jaxtape._src.keras.ops import image as kimage
