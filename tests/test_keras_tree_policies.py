@@ -5,6 +5,7 @@ and compares the result, or the exception type and text.
 """
 
 import collections
+import re
 import warnings
 
 import numpy as np
@@ -261,3 +262,206 @@ def test_layer_accepts_policy_from_dtype_policies():
     )
     y = layer(np.ones((1, 3), "float32"))
     assert y.dtype == jaxtape.float16 and layer.kernel.dtype == jaxtape.float32
+
+
+# -- top-level tf.keras names ------------------------------------------------------
+
+SAME_CLASS = {
+    "Layer": "layers",
+    "InputSpec": "layers",
+    "Loss": "losses",
+    "Metric": "metrics",
+    "Optimizer": "optimizers",
+    "Regularizer": "regularizers",
+    "Initializer": "initializers",
+    "DTypePolicy": "dtype_policies",
+    "FloatDTypePolicy": "dtype_policies",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAME_CLASS))
+def test_top_level_classes_are_their_namespace_classes(name, tf):
+    ns = SAME_CLASS[name]
+    assert getattr(tf.keras, name) is getattr(getattr(tf.keras, ns), name)
+    assert getattr(jaxtape.keras, name) is getattr(getattr(jaxtape.keras, ns), name)
+
+
+def _variable_facts(k, v):
+    name = re.sub(r"_\d+$", "", v.name)  # auto names count on in each library
+    dtype = getattr(v.dtype, "name", v.dtype)  # Keras 3's is a str
+    return (name, dtype, tuple(v.shape), v.trainable, np.asarray(v).tolist())
+
+
+VARIABLE_ROWS = {
+    "array_int": lambda k: k.Variable(np.array([1, 2])),
+    "python_float": lambda k: k.Variable(1.5),
+    "python_int": lambda k: k.Variable(3),
+    "dtype_name": lambda k: k.Variable(np.array([1.0, 2.0]), dtype="float64", name="w"),
+    "initializer_name": lambda k: k.Variable("ones", shape=(2, 3)),
+    "initializer_object": lambda k: k.Variable(
+        k.initializers.Constant(3.0), shape=(2,), trainable=False, dtype="float16"
+    ),
+    "initializer_callable": lambda k: k.Variable(
+        lambda shape, dtype: np.full(shape, 2.0, dtype), shape=(2,)
+    ),
+    "no_shape": lambda k: k.Variable("zeros"),
+}
+
+
+@pytest.mark.parametrize("row", sorted(VARIABLE_ROWS))
+def test_keras_variable_matches_tf(row, tf):
+    def facts(k):
+        try:
+            return _variable_facts(k, VARIABLE_ROWS[row](k))
+        except ValueError as e:
+            return "ValueError", str(e).split(" Received")[0]
+
+    assert facts(jaxtape.keras) == facts(tf.keras)
+
+
+def test_keras_variable_paths_assign_and_isinstance(tf):
+    def run(k):
+        with k.name_scope("outer"):
+            with k.name_scope("inner"):
+                a = k.Variable(1.0, name="a")
+            b = k.Variable(2.0, name="b")
+            with k.name_scope("c", override_parent="root"):
+                c = k.Variable(3.0, name="c")
+        a.assign(5.0)
+        layer = k.layers.Dense(2)
+        layer.build((None, 3))
+        return (
+            [a.path, b.path, c.path, float(np.asarray(a))],
+            isinstance(layer.kernel, k.Variable),
+            isinstance(layer, k.Operation),
+        )
+
+    assert run(jaxtape.keras) == run(tf.keras)
+
+
+def _dense_pair(tf):
+    x = np.random.default_rng(0).normal(size=(4, 3)).astype("float32")
+    layers = []
+    for k in (tf.keras, jaxtape.keras):
+        layer = k.layers.Dense(2)
+        layer.build((None, 3))
+        layers.append(layer)
+    layers[1].set_weights(layers[0].get_weights())
+    return x, layers
+
+
+def test_stateless_scope_matches_tf(tf):
+    x, layers = _dense_pair(tf)
+    results = []
+    for k, layer in zip((tf.keras, jaxtape.keras), layers):
+        kernel = np.ones((3, 2), "float32")
+        with k.StatelessScope([(layer.kernel, kernel)]) as scope:
+            y = layer(x)
+            layer.bias.assign(np.array([1.0, 2.0], "float32"))
+            y2 = layer(x)
+        results.append(
+            [
+                np.asarray(y),
+                np.asarray(y2),
+                np.asarray(layer.bias),
+                np.asarray(scope.get_current_value(layer.bias)),
+                np.asarray(scope.get_current_value(layer.kernel)),
+            ]
+        )
+        assert scope.get_current_value(k.Variable(1.0)) is None
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    for k in (tf.keras, jaxtape.keras):
+        with pytest.raises(ValueError, match="Invalid reference variable"):
+            k.StatelessScope([(np.ones(2), np.ones(2))])
+        with pytest.raises(ValueError, match="Invalid variable value"):
+            k.StatelessScope([(k.Variable(np.ones(2)), np.ones(3))])
+
+
+def test_stateless_scope_inside_function():
+    v = jaxtape.keras.Variable(np.ones(2, "float32"))
+
+    @jaxtape.function
+    def step(x):
+        with jaxtape.keras.StatelessScope([(v, x)]) as scope:
+            v.assign(v * 2.0)
+        return scope.get_current_value(v) + v
+
+    np.testing.assert_allclose(step(np.full(2, 3.0, "float32")).numpy(), [7.0, 7.0])
+    np.testing.assert_allclose(v.numpy(), [1.0, 1.0])
+
+
+def test_remat_matches_tf_values_and_gradients(tf):
+    x, layers = _dense_pair(tf)
+    results = []
+    for m, layer in zip((tf, jaxtape), layers):
+        block = m.keras.remat(lambda t, layer=layer, m=m: m.tanh(layer(t)) * t[:, :2])
+        xt = m.constant(x)
+        with m.GradientTape() as tape:
+            tape.watch(xt)
+            y = block(xt)
+            loss = m.reduce_sum(y * y)
+        grads = tape.gradient(loss, [xt, layer.kernel, layer.bias])
+        results.append([y.numpy()] + [g.numpy() for g in grads])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_remat_inside_function():
+    layer = jaxtape.keras.layers.Dense(2)
+    block = jaxtape.keras.remat(layer)
+    x = jaxtape.ones((3, 4))
+
+    @jaxtape.function
+    def grads(x):
+        with jaxtape.GradientTape() as tape:
+            loss = jaxtape.reduce_sum(block(x) ** 2)
+        return tape.gradient(loss, layer.trainable_variables)
+
+    with jaxtape.GradientTape() as tape:
+        loss = jaxtape.reduce_sum(layer(x) ** 2)
+    want = tape.gradient(loss, layer.trainable_variables)
+    for g, w in zip(grads(x), want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+
+def test_scopes_quantizer_version_device(tf):
+    for k in (tf.keras, jaxtape.keras):
+        with pytest.raises(ValueError, match="Invalid mode"):
+            k.RematScope(mode="bogus")
+        with k.RematScope(mode=None), k.SymbolicScope():
+            pass
+    with pytest.raises(NotImplementedError, match="remat"):
+        jaxtape.keras.RematScope()
+    with pytest.raises(NotImplementedError, match="Quantizer"):
+        jaxtape.keras.Quantizer()
+    assert jaxtape.keras.version() == tf.keras.version()
+    with tf.keras.device("cpu:0"):
+        want = tf.constant(1.0).device
+    with jaxtape.keras.device("cpu:0"):
+        assert jaxtape.constant(1.0).device == want
+
+
+def test_keras_tensor_and_function(tf):
+    x, layers = _dense_pair(tf)
+    outs = []
+    for k, layer in zip((tf.keras, jaxtape.keras), layers):
+        t = k.KerasTensor((None, 3))
+        assert tuple(t.shape) == (None, 3)
+        assert getattr(t.dtype, "name", t.dtype) == "float32"
+        inp = k.Input((3,))
+        fn = k.Function(inp, layer(inp))
+        assert isinstance(fn, k.Operation) and len(fn.inputs) == len(fn.outputs) == 1
+        outs.append(np.asarray(fn(x)))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
+
+
+def test_operation_subclass_calls_call():
+    class Double(jaxtape.keras.Operation):
+        def call(self, x):
+            return x * 2
+
+    op = Double()
+    assert op.name.startswith("double") and op(3) == 6
+    with pytest.raises(NotImplementedError, match="compute_output_spec"):
+        op(jaxtape.keras.Input((2,)))
