@@ -752,6 +752,24 @@ ROWS = (
             [IMG],
             False,
         ),
+        (  # (TF's bicubic kernel, not JAX's: differs off the sample grid)
+            "resize_bicubic_odd",
+            lambda o, x: o.image.resize(x, (5, 11), "bicubic"),
+            [IMG],
+            False,
+        ),
+        (
+            "resize_lanczos3_antialias",
+            lambda o, x: o.image.resize(x, (3, 4), "lanczos3", antialias=True),
+            [IMG],
+            False,
+        ),
+        (  # integer images: rounded back to their dtype, as Keras does
+            "resize_uint8_bicubic",
+            lambda o, x: o.image.resize(x, (4, 9), "bicubic"),
+            [(_R.random((1, 6, 5, 3)) * 255).astype("uint8")],
+            False,
+        ),
         ("rgb_to_grayscale", lambda o, x: o.image.rgb_to_grayscale(x), [IMG], False),
         (
             "pad_images",

@@ -293,6 +293,24 @@ def _resize(images, size, method, antialias):
     return _resize_banded(images, sh, wh, sw, ww)
 
 
+def resize_along(x, size, method: str, antialias: bool, axes):
+    """`x` resized on its two `axes` (height, width) to `size` with TF's
+    `tf.image.resize` kernels, as a pure function for other ops' bodies
+    (Keras's resize on its TF backend); float32 out, "nearest" keeps the dtype.
+    """
+    if method == "nearest":
+        for axis, n_out in zip(axes, size):
+            x = jnp.take(x, _nearest_index(x.shape[axis], n_out), axis=axis)
+        return x
+    x = x.astype(jnp.float32)
+    for axis, n_out in zip(axes, size):
+        w = jnp.asarray(_weights(method, antialias, x.shape[axis], n_out))
+        x = jnp.moveaxis(
+            jnp.tensordot(w, x, axes=((1,), (axis,)), precision=_HIGHEST), 0, axis
+        )
+    return x
+
+
 _METHODS = frozenset(m.value for m in ResizeMethod)
 
 

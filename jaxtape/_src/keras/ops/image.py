@@ -14,11 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtape._src.keras.ops import core as kcore
 from jaxtape._src.keras.ops import dtypes as kd
 from jaxtape._src.keras.ops import numpy as knp
 from jaxtape._src.keras.ops._base import body, tensor
 from jaxtape._src.keras.ops.nn import _data_format
-from jaxtape._src.ops import image_color_ops
+from jaxtape._src.ops import image_color_ops, image_resize_ops
 
 
 def _images(images, data_format):
@@ -63,26 +64,12 @@ def rgb_to_grayscale(images, data_format=None):
 
 @body("resize")
 def _resize(x, *, size, axes, method, antialias, dtype):
-    x = x.astype(dtype)
-    out_shape = list(x.shape)
-    for a, s in zip(axes, size):
-        out_shape[a] = s
-    if method == "nearest":
-        return jax.image.resize(x, out_shape, "nearest", antialias=False)
-    scale = jnp.asarray([s / x.shape[a] for a, s in zip(axes, size)], jnp.float32)
-    translation = jnp.zeros((2,), jnp.float32)
-    return jax.image.scale_and_translate(
-        x, out_shape, axes, scale, translation, method, antialias=antialias
-    )
+    # Keras's TF backend resizes with `tf.image.resize`: TF's kernels.
+    out = image_resize_ops.resize_along(x.astype(dtype), size, method, antialias, axes)
+    return out.astype(dtype)
 
 
-_METHODS = {
-    "bilinear": "linear",
-    "nearest": "nearest",
-    "bicubic": "cubic",
-    "lanczos3": "lanczos3",
-    "lanczos5": "lanczos5",
-}
+_METHODS = {m: m for m in ("bilinear", "nearest", "bicubic", "lanczos3", "lanczos5")}
 
 
 def resize(
@@ -133,7 +120,10 @@ def resize(
         antialias=bool(antialias),
         dtype=compute,
     )
-    return out if compute == d else knp.cast(out, d)
+    if compute == d or interpolation == "nearest":
+        return out if compute == d else knp.cast(out, d)
+    # Keras: TF's float result goes back to the images' dtype, integers rounded
+    return kcore.saturate_cast(knp.round(out) if "int" in d else out, d)
 
 
 def pad_images(
