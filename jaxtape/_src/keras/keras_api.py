@@ -163,7 +163,7 @@ class StatelessScope:
 
     >>> v = jaxtape.keras.Variable(1.0)
     >>> with jaxtape.keras.StatelessScope([(v, 2.0)]) as scope:
-    ...     v.assign(v * 3.0)
+    ...     _ = v.assign(v * 3.0)
     >>> float(scope.get_current_value(v)), float(v.numpy())
     (6.0, 1.0)
 
