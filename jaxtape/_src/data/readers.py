@@ -78,6 +78,14 @@ def _read_bytes(path: str, compression: str) -> bytes:
     return record_io.decompress(data, compression)
 
 
+def _binary(record: bytes) -> np.ndarray:
+    """A binary record as a 0-d object array: a NumPy `S` array would drop
+    its trailing NUL bytes."""
+    out = np.empty((), object)
+    out[()] = record
+    return out
+
+
 def _check_compression(compression_type) -> str:
     compression = (compression_type or "").upper()
     if compression not in _COMPRESSIONS:
@@ -147,7 +155,7 @@ class FixedLengthRecordDataset(Dataset):
                     f"({size} bytes).",
                 )
             for i in range(0, len(body), size):
-                yield np.asarray(body[i : i + size])
+                yield _binary(body[i : i + size])
 
         super().__init__(
             _file_source(filenames, read, num_parallel_reads), UNKNOWN_CARDINALITY
@@ -170,7 +178,7 @@ class TFRecordDataset(Dataset):
         def read(path: str) -> Iterator:
             data = _read_bytes(path, compression)
             for record in record_io.records(data, path):
-                yield np.asarray(record)
+                yield _binary(record)
 
         super().__init__(
             _file_source(filenames, read, num_parallel_reads), UNKNOWN_CARDINALITY

@@ -292,7 +292,7 @@ def _fixed(key, spec, feats, ctx: _Context):
 def _stack(rows, shape, dtype_name):
     out = _empty(dtype_name, shape)
     for i, r in enumerate(rows):
-        out[i] = r
+        out[i, ...] = r  # (`out[i] = r` would store a 0-d object array)
     return out
 
 
