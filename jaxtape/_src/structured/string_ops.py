@@ -458,7 +458,7 @@ def _regex(pattern, op_name: str) -> re.Pattern:
             "\\Q..\\E, back-references, look-arounds). Rewrite the pattern."
         )
     try:
-        return re.compile(text)
+        return re.compile(text, re.ASCII)  # (RE2's \w, \d, \s, \b are ASCII)
     except re.error as e:
         raise errors.invalid_argument(
             f"Invalid pattern: {text}, error: {e}", op_name

@@ -35,6 +35,7 @@ from jaxtape._src.core import context, dispatch, dtypes, errors
 from jaxtape._src.core.device import device_name
 from jaxtape._src.core.dispatch import OpInfo, StringInput
 from jaxtape._src.core.tensor import Tensor, _eager_only
+from jaxtape._src.ops import math_ops
 
 _OBJECT = np.dtype(object)
 _CODE = np.dtype(np.int32)
@@ -102,6 +103,10 @@ class StringTensor(Tensor):
         return Tensor.__ne__(self, other)
 
     __hash__ = Tensor.__hash__
+
+    def __radd__(self, other: Any) -> Any:
+        # (Tensor's `__radd__` runs `self + other`: string `+` does not commute)
+        return math_ops._add(other, self)
 
     def __float__(self) -> float:
         raise TypeError("float() argument must be a number, not a string tensor")
@@ -349,8 +354,8 @@ def _decoded(out, table: np.ndarray, op_name: str):
 
 
 def _run_coded(info: OpInfo, ins: tuple, params: tuple):
-    coded, table = _encoded(info, ins)
-    with jax.ensure_compile_time_eval():
+    with jax.ensure_compile_time_eval():  # (concrete codes inside a trace too)
+        coded, table = _encoded(info, ins)
         return dispatch.dispatch(info, coded, params), table
 
 
