@@ -227,7 +227,9 @@ class MixUp(_MixLayer):
     `{"images": ..., "labels": ...}` to mix one-hot labels by the same weights.
 
     Differences from Keras: the random numbers differ (jax.random); a
-    single image is returned unchanged (Keras mixes it with itself).
+    single image is returned unchanged (Keras mixes it with itself); the
+    partner's box labels are appended along the box axis, like its boxes
+    (Keras's along the batch axis).
     """
 
     def __init__(self, alpha=0.2, data_format=None, seed=None, **kwargs):
@@ -535,7 +537,9 @@ class RandomShear(_AugmentLayer):
     and `y_factor` in [0, 1] (a number `f` is `(-f, f)`), the sign flipped at
     random; filled by `fill_mode` (reflect, wrap, constant, nearest).
 
-    Differences from Keras: the random numbers differ (jax.random).
+    Differences from Keras: the random numbers differ (jax.random); boxes
+    become the hull of their corners mapped by the inverse shear, in pixels
+    (Keras's shift them by a formula in relative coordinates).
     """
 
     _TEXT = (

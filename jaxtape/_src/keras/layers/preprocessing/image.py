@@ -21,7 +21,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.keras.layers.arguments import standardize_data_format
@@ -38,7 +37,7 @@ from jaxtape._src.keras.layers.preprocessing.image_data import (
     _with_boxes,
 )
 from jaxtape._src.keras.layers.seed_generator import SeedStream
-from jaxtape._src.ops import math_ops
+from jaxtape._src.ops import image_resize_ops, math_ops
 
 __all__ = [
     "CenterCrop",
@@ -71,8 +70,8 @@ def _slice_hw(x, top, left, h, w, channels_first):
 
 
 def _resize_body(x, size, method, antialias, crop, pad, fill_value, channels_first):
-    """Keras's `ops.image.resize` (its JAX backend): optional centred crop or
-    pad to the target aspect ratio, then `jax.image.resize`."""
+    """Keras's `ops.image.resize` (its TF backend): optional centred crop or
+    pad to the target aspect ratio, then TF's `tf.image.resize` kernels."""
     ha, wa = _hw_axes(x.ndim, channels_first)
     h, w = x.shape[ha], x.shape[wa]
     th, tw = size
@@ -86,22 +85,8 @@ def _resize_body(x, size, method, antialias, crop, pad, fill_value, channels_fir
         widths = [(0, 0)] * x.ndim
         widths[ha], widths[wa] = (top, top), (left, left)
         x = jnp.pad(x, widths, constant_values=fill_value)
-    if method == "nearest":  # (TF's indices; antialias has no effect, as in TF)
-        x = jnp.take(x, _tf_nearest_indices(x.shape[ha], th), axis=ha)
-        return jnp.take(x, _tf_nearest_indices(x.shape[wa], tw), axis=wa)
-    shape = list(x.shape)
-    shape[ha], shape[wa] = th, tw
-    out = jax.image.resize(x, tuple(shape), method=method, antialias=antialias)
+    out = image_resize_ops.resize_along(x, (th, tw), method, antialias, (ha, wa))
     return out.astype(x.dtype)
-
-
-def _tf_nearest_indices(size, target):
-    """TF's `ResizeNearestNeighbor` (half-pixel centres) source indices:
-    `floor((i + 0.5) * (size / target))` in float32 (JAX's differ at ties,
-    e.g. 60 -> 25 columns)."""
-    scale = np.float32(size) / np.float32(target)
-    i = np.floor((np.arange(target, dtype=np.float32) + np.float32(0.5)) * scale)
-    return np.clip(i.astype(np.int64), 0, size - 1)
 
 
 @op("ResizeImages", inputs=("x",), jit=True)
@@ -623,7 +608,9 @@ class RandomRotation(_AffineLayer):
     wrap, nearest, mirror or constant (`fill_value`); `interpolation`
     bilinear or nearest.
 
-    Differences from Keras: the random numbers differ (jax.random).
+    Differences from Keras: the random numbers differ (jax.random); boxes in
+    a format other than xyxy are converted before the rotation (Keras's
+    rotate them as if they were xyxy).
     """
 
     def __init__(self, factor, fill_mode="reflect", interpolation="bilinear",
@@ -777,7 +764,10 @@ class RandomCrop(_RandomImageLayer):
     `training=False` it returns the input unchanged, as Keras 3.15 does
     (its docstring says it resizes).
 
-    Differences from Keras: the random numbers differ (jax.random).
+    Differences from Keras: the random numbers differ (jax.random); boxes
+    are shifted by the window's `(left, top)`, clipped to it, and scaled as
+    the image when it is resized (Keras's subtract the top offset from x and
+    the left from y, and do not clip or scale).
     """
 
     _convert_input_args = False  # (Keras's: dict labels keep their dtype)
