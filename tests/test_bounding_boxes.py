@@ -35,12 +35,22 @@ def _bb(m):
 
 
 def _rel(fmt, boxes, h=40, w=60):
-    """`boxes` (xyxy) in `fmt`, by NumPy (the test's own inputs)."""
-    import tensorflow as tf  # (only called from rows, after the `tf` fixture)
-
-    return tf.keras.utils.bounding_boxes.convert_format(
-        boxes, "xyxy", fmt, height=h, width=w
-    ).numpy()
+    """xyxy `boxes` in `fmt`, by NumPy (the test's own inputs)."""
+    x1, y1, x2, y2 = np.moveaxis(boxes, -1, 0)
+    scale = np.array([w, h, w, h], "float32") if fmt.startswith("rel_") else 1.0
+    base = fmt.removeprefix("rel_")
+    if base == "yxyx":
+        out, scale = np.stack([y1, x1, y2, x2], -1), np.roll(scale, 1)
+    elif base == "xywh":
+        out = np.stack([x1, y1, x2 - x1, y2 - y1], -1)
+    elif base == "center_xywh":
+        out = np.stack([(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1], -1)
+    elif base == "center_yxhw":
+        out = np.stack([(y1 + y2) / 2, (x1 + x2) / 2, y2 - y1, x2 - x1], -1)
+        scale = np.roll(scale, 1)
+    else:
+        out = boxes
+    return (out / scale).astype("float32")
 
 
 _FORMATS = ["xyxy", "yxyx", "xywh", "center_xywh", "center_yxhw", "rel_xyxy",
@@ -236,11 +246,7 @@ _BOXES = np.concatenate(
 
 
 def _data(fmt="xyxy", batched=True, masks=True):
-    import tensorflow as tf
-
-    boxes = tf.keras.utils.bounding_boxes.convert_format(
-        _BOXES, "xyxy", fmt, height=40, width=60
-    ).numpy()
+    boxes = _rel(fmt, _BOXES)
     data = {
         "images": _IMAGES,
         "labels": np.eye(2, dtype="float32"),
