@@ -673,34 +673,52 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     return array_ops.expand_dims(loss, 1)
 
 
-def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
-    """Greedy CTC decoding of softmax outputs: `([decoded], log_prob)`, decoded
-    padded with -1 to `(batch, time)`.
+def _merged_repeats_dense(st, num_samples, num_steps):
+    """A decoded SparseTensor as a `(batch, time)` int64 array padded with -1,
+    consecutive repeated labels merged (TF1's `merge_repeated=True`)."""
+    indices = np.asarray(st.indices)
+    values = np.asarray(st.values)
+    out = np.full((num_samples, num_steps), -1, dtype=np.int64)
+    for b in range(num_samples):
+        row = values[indices[:, 0] == b]
+        keep = np.ones(len(row), bool)
+        keep[1:] = row[1:] != row[:-1]
+        merged = row[keep]
+        out[b, : len(merged)] = merged
+    return creation_ops.constant(out)
 
-    Differences from TensorFlow: `greedy=False` (beam search) raises
-    NotImplementedError (TF1's beam decoder merges repeated labels; jaxtape has
-    only the TF2 decoder, which does not).
+
+def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
+    """CTC decoding of softmax outputs `(batch, time, classes)`: `([decoded],
+    log_prob)`, each decoded `(batch, time)` padded with -1; greedy, or a beam
+    search keeping `top_paths` paths (TF1's decoder, repeated labels merged).
     """
-    if not greedy:
-        raise NotImplementedError(
-            "tf.keras.backend.ctc_decode(greedy=False) is not implemented in "
-            "jaxtape; use greedy decoding or jaxtape.nn.ctc_beam_search_decoder."
-        )
-    del beam_width, top_paths
     num_samples, num_steps = y_pred.shape.as_list()[:2]
     y_pred = math_ops.log(
         array_ops.transpose(y_pred, perm=[1, 0, 2]) + config.epsilon()
     )
-    decoded, log_prob = nn_sparse_ops.ctc_greedy_decoder(
-        inputs=y_pred, sequence_length=math_ops.cast(input_length, "int32")
-    )
-    dense = [
-        sparse.to_dense(
-            sparse.SparseTensor(st.indices, st.values, (num_samples, num_steps)),
-            default_value=-1,
+    input_length = math_ops.cast(input_length, "int32")
+    if greedy:
+        decoded, log_prob = nn_sparse_ops.ctc_greedy_decoder(
+            inputs=y_pred, sequence_length=input_length
         )
-        for st in decoded
-    ]
+        dense = [
+            sparse.to_dense(
+                sparse.SparseTensor(st.indices, st.values, (num_samples, num_steps)),
+                default_value=-1,
+            )
+            for st in decoded
+        ]
+        return dense, log_prob
+    # TF1's beam decoder (`merge_repeated=True`) is TF2's with consecutive
+    # repeats merged in each path; the paths and their log-probabilities agree.
+    decoded, log_prob = nn_sparse_ops.ctc_beam_search_decoder(
+        inputs=y_pred,
+        sequence_length=input_length,
+        beam_width=beam_width,
+        top_paths=top_paths,
+    )
+    dense = [_merged_repeats_dense(st, num_samples, num_steps) for st in decoded]
     return dense, log_prob
 
 
