@@ -197,7 +197,7 @@ def test_early_stopping_stops_and_restores_the_best_weights():
 
 
 def test_mnist_download_is_verified_and_atomic(monkeypatch, tmp_path):
-    from jaxtape._src.keras.datasets import mnist
+    from jaxtape._src.keras.datasets import _files, mnist
 
     monkeypatch.delenv("JAXTAPE_MNIST_PATH", raising=False)
     monkeypatch.setenv("KERAS_HOME", str(tmp_path))
@@ -212,12 +212,12 @@ def test_mnist_download_is_verified_and_atomic(monkeypatch, tmp_path):
         assert url == mnist.ORIGIN
         pathlib.Path(target).write_bytes(good.read_bytes())
 
-    monkeypatch.setattr(mnist.urllib.request, "urlretrieve", fake_download)
+    monkeypatch.setattr(_files.urllib.request, "urlretrieve", fake_download)
     with pytest.raises(ValueError, match="SHA-256"):  # not Keras's file
         mnist.load_data()
     assert not (tmp_path / "datasets" / "mnist.npz").exists()
     assert list((tmp_path / "datasets").iterdir()) == []  # no partial file left
-    monkeypatch.setattr(mnist, "SHA256", mnist._sha256(good))
+    monkeypatch.setattr(mnist, "SHA256", _files.file_hash(good))
     (x_train, _), (x_test, _) = mnist.load_data()
     assert x_train.shape == (2, 28, 28) and x_test.dtype == np.uint8
     assert (tmp_path / "datasets" / "mnist.npz").exists()  # cached for next time

@@ -1,6 +1,15 @@
-"""`jaxtape.keras.datasets`: re-exports only."""
+"""`jaxtape.keras.datasets` (Keras's `keras.datasets`): re-exports only."""
 
-from jaxtape._src.keras.datasets import mnist  # noqa: F401
+from jaxtape.keras.datasets import (  # noqa: F401
+    boston_housing,
+    california_housing,
+    cifar10,
+    cifar100,
+    fashion_mnist,
+    imdb,
+    mnist,
+    reuters,
+)
 
 from jaxtape._src import missing as _missing
 
