@@ -88,6 +88,7 @@ def data(tf):
         ).numpy(),
         "jpeg": saved(SMOOTH, "JPEG", quality=90),
         "gif": buffer.getvalue(),
+        "gif1": saved(IMG, "GIF"),
         "bmp": saved(IMG, "BMP"),
         "webp": saved(IMG, "WEBP", lossless=True),
     }
@@ -327,6 +328,20 @@ ROWS = {
         m.io.decode_jpeg(d["jpeg"], ratio=2), m.io.decode_image(d["jpeg"]),
         m.io.decode_and_crop_jpeg(d["jpeg"], [1, 2, 5, 7])],
     "decode_jpeg_channels": lambda m, d: m.io.decode_jpeg(d["jpeg"], channels=4),
+    # TF 2.21: decode_png/jpeg/gif read each other's formats (and WebP) but
+    # not BMP; decode_bmp only BMP; per-format channel rules
+    "decode_any_format": lambda m, d: [
+        m.io.decode_png(d["jpeg"]), m.io.decode_jpeg(d["gif1"]),
+        m.io.decode_png(d["webp"]), m.io.decode_webp(d["png"]),
+        m.io.decode_gif(d["jpeg"])],
+    "decode_wrong_op_bmp": lambda m, d: m.io.decode_jpeg(d["bmp"]),
+    "decode_animated_gif_wrong_op": lambda m, d: m.io.decode_png(d["gif"]),
+    "decode_bmp_of_png": lambda m, d: m.io.decode_bmp(d["png"]),
+    "decode_crop_of_png": lambda m, d: m.io.decode_and_crop_jpeg(
+        d["png"], [0, 0, 1, 1]),
+    "decode_image_jpeg_channels": lambda m, d: m.io.decode_image(d["jpeg"], channels=4),
+    "decode_image_bmp_channels": lambda m, d: m.io.decode_image(d["bmp"], channels=1),
+    "decode_webp_channels": lambda m, d: m.io.decode_webp(d["webp"], channels=4),
     "decode_jpeg_crop_outside": lambda m, d: m.io.decode_and_crop_jpeg(
         d["jpeg"], [1, 2, 30, 4]),
     "jpeg_shape": lambda m, d: [
@@ -354,6 +369,7 @@ ROWS = {
 # JPEG decoding (Pillow's libjpeg vs TF's): a few levels per pixel.
 TOLERANCE = {
     "decode_jpeg": 4,
+    "decode_any_format": 4,
     "encode_jpeg_round_trip": 8,  # and encoders: Pillow's vs TF's
     # grayscale from colour: Pillow's weights vs libpng's
     "decode_png_gray_conversion": 1,

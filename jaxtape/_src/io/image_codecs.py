@@ -145,8 +145,9 @@ def _unfilter(kind: int, line: np.ndarray, prior: np.ndarray, bpp: int):
             corner = above[i - 1] if i else np.zeros(bpp, np.int32)
             p = left + up - corner
             pa, pb, pc = np.abs(p - left), np.abs(p - up), np.abs(p - corner)
-            pred = np.where((pa <= pb) & (pa <= pc), left,
-                            np.where(pb <= pc, up, corner))  # fmt: skip
+            pred = np.where(
+                (pa <= pb) & (pa <= pc), left, np.where(pb <= pc, up, corner)
+            )
         left = (pixels[i] + pred) & 0xFF
         out[i * bpp : (i + 1) * bpp] = left
     return out
@@ -168,45 +169,81 @@ def _convert_16(pixels: np.ndarray, channels: int) -> np.ndarray:
     return color if channels == 3 else np.concatenate([color, alpha], -1)
 
 
+_NAMES = {"jpeg": "JPEG", "png": "PNG", "gif": "GIF", "bmp": "BMP", "webp": "WebP"}
+
+
+def _check_op(kind: str, channels: int, op_name: str) -> None:
+    """TF 2.21's DecodeImageV2 rules: which op reads which format, and the
+    channels each format takes."""
+    if op_name == "DecodeBmp" and kind != "bmp":
+        raise _invalid(
+            f"Trying to decode {_NAMES[kind]} format using DecodeBmp op. "
+            f"Use `decode_{kind}` or `decode_image` instead.",
+            op_name,
+        )
+    if op_name in ("DecodeJpeg", "DecodePng", "DecodeGif") and kind == "bmp":
+        raise _invalid(
+            "Trying to decode BMP format using a wrong op. Use "
+            f"`decode_bmp` or `decode_image` instead. Op used: {op_name}",
+            op_name,
+        )
+    if op_name == "DecodeAndCropJpeg" and kind != "jpeg":
+        raise _invalid(
+            "DecodeAndCropJpeg operation can run on JPEG only, but "
+            f"detected {_NAMES[kind]}.",
+            op_name,
+        )
+    if kind == "jpeg" and channels not in (0, 1, 3):
+        raise _invalid(f"JPEG does not support {channels} channels", op_name)
+    if kind == "bmp" and channels not in (0, 3, 4):
+        raise _invalid(
+            f"`channels` must be 0, 3 or 4 for BMP, but got {channels}", op_name
+        )
+    if kind == "gif" and channels not in (0, 3):
+        raise _invalid(f"channels must be 0 or 3 for GIF, got {channels}", op_name)
+
+
 def _decode(
     contents,
     channels,
-    dtype,
     op_name: str,
-    animated: bool,
-    allowed_channels=(0, 1, 3, 4),
-    expand_animations=True,
-):
+    gif_frames: bool = False,
+    expand_animations: bool = True,
+) -> np.ndarray:
+    """[H, W, C] pixels (uint8, or uint16 for 16-bit PNGs) of any format;
+    [frames, H, W, C] for WebP, and for GIF when `gif_frames` (TF's
+    shapes), the first frame only when not `expand_animations`."""
     data = _contents(contents, op_name)
     channels = 0 if channels is None else int(channels)
+    if channels not in (0, 1, 3, 4):
+        raise _invalid(f"`channels` must be 0, 1, 3 or 4 but got {channels}", op_name)
     kind = _format(data)
     if kind is None:
         raise _invalid(_FORMATS, op_name)
-    if kind == "gif" and channels not in (0, 3):
-        raise _invalid(f"channels must be 0 or 3 for GIF, got {channels}", op_name)
-    if channels not in allowed_channels:
-        names = ", ".join(str(c) for c in allowed_channels[:-1])
-        raise _invalid(
-            f"`channels` must be {names} or {allowed_channels[-1]} but got {channels}",
-            op_name,
-        )
+    _check_op(kind, channels, op_name)
     if kind == "png" and _png_bit_depth(data) == 16:
         return _convert_16(_png16_pixels(data, op_name), channels)
     image = _open(data, op_name)
     if kind == "webp" and channels:
         native = 4 if image.mode in ("RGBA", "LA", "PA") else 3
         if channels != native:
-            raise _invalid("Number of channels requested does not match input",
-                           op_name)  # fmt: skip
-    if kind in ("gif", "webp") and animated:
+            raise _invalid("Number of channels requested does not match input", op_name)
+    if kind == "gif":
+        channels = 3
+        count = getattr(image, "n_frames", 1)
+        if count > 1 and not gif_frames:
+            raise _invalid(
+                f"Got {count} frames, but animated gifs can only be "
+                "decoded by tf.io.decode_gif or tf.io.decode_image",
+                op_name,
+            )
+    if kind == "webp" or (kind == "gif" and gif_frames):
         frames = []
-        for k in range(getattr(image, "n_frames", 1)):
+        for k in range(getattr(image, "n_frames", 1) if expand_animations else 1):
             image.seek(k)
-            frames.append(_pixels(image, 3 if kind == "gif" else channels, op_name))
-        pixels = np.stack(frames) if expand_animations else frames[0]
-    else:
-        pixels = _pixels(image, 3 if kind == "gif" else channels, op_name)
-    return pixels
+            frames.append(_pixels(image, channels, op_name))
+        return np.stack(frames) if expand_animations else frames[0]
+    return _pixels(image, channels, op_name)
 
 
 def _to_dtype(pixels: np.ndarray, dtype, op_name: str):
@@ -223,6 +260,11 @@ def _to_dtype(pixels: np.ndarray, dtype, op_name: str):
         return host.numbers_out(pixels)
     if want.is_floating:
         return convert_image_dtype(host.numbers_out(pixels), want)
+    if want.is_integer:
+        raise NotImplementedError(
+            f"{op_name}: dtype={name} is not supported (TF scales through uint16 "
+            "with its own rounding); decode to uint8 or uint16 and convert."
+        )
     raise _invalid(
         f"Value for attr 'dtype' of {name} is not in the list of allowed "
         "values: uint8, uint16, float",
@@ -238,20 +280,13 @@ def decode_image(
     `expand_animations=False` (then the first frame). `dtype` uint8,
     uint16 or a float type (scaled to [0, 1] as `convert_image_dtype`)."""
     del name
-    pixels = _decode(
-        contents,
-        channels,
-        dtype,
-        "DecodeImage",
-        True,
-        expand_animations=expand_animations,
-    )
+    pixels = _decode(contents, channels, "DecodeImage", True, expand_animations)
     return _to_dtype(pixels, dtype, "DecodeImage")
 
 
 def decode_png(contents, channels=0, dtype=dtypes.uint8, name=None):
-    """Decodes a PNG (or any supported format, as TF 2.21) to [H, W, C]
-    uint8 or uint16 (TF's `tf.io.decode_png`)."""
+    """Decodes a PNG (or a JPEG, GIF's first frame or WebP, as TF 2.21's
+    kernel) to [H, W, C] uint8 or uint16 (TF's `tf.io.decode_png`)."""
     del name
     if dtypes.as_dtype(dtype).name not in ("uint8", "uint16"):
         raise _invalid(
@@ -259,7 +294,7 @@ def decode_png(contents, channels=0, dtype=dtypes.uint8, name=None):
             "not in the list of allowed values: uint8, uint16",
             "DecodePng",
         )
-    pixels = _decode(contents, channels, dtype, "DecodePng", False)
+    pixels = _decode(contents, channels, "DecodePng")
     return _to_dtype(pixels, dtype, "DecodePng")
 
 
@@ -291,7 +326,7 @@ def _decode_jpeg_pixels(contents, channels, ratio, op_name):
         raise _invalid(f"JPEG does not support {channels} channels", op_name)
     data = _contents(contents, op_name)
     if ratio == 1 or _format(data) != "jpeg":
-        return data, _decode(contents, channels, dtypes.uint8, op_name, False)
+        return data, _decode(contents, channels, op_name)
     from PIL import Image  # lazy: Pillow ~0.1 s
 
     try:
@@ -367,39 +402,28 @@ def decode_and_crop_jpeg(
 
 
 def decode_gif(contents, name=None):
-    """Decodes every frame of a GIF (or any supported format) to
-    [frames, H, W, 3] uint8 (TF's `tf.io.decode_gif`)."""
+    """Decodes every frame of a GIF to [frames, H, W, 3] uint8 (TF's
+    `tf.io.decode_gif`); a PNG or JPEG gives one frame, as TF 2.21's."""
     del name
-    pixels = _decode(contents, 3, dtypes.uint8, "DecodeGif", True)
+    pixels = _decode(contents, 0, "DecodeGif", gif_frames=True)
     if pixels.ndim == 3:
         pixels = pixels[None]
     return host.numbers_out(pixels)
 
 
 def decode_bmp(contents, channels=0, name=None):
-    """Decodes a BMP (or any supported format) to [H, W, C] uint8 (TF's
-    `tf.io.decode_bmp`); `channels` 0, 3 or 4."""
+    """Decodes a BMP to [H, W, C] uint8 (TF's `tf.io.decode_bmp`);
+    `channels` 0, 3 or 4; other formats raise as TF's."""
     del name
-    if int(channels) not in (0, 3, 4):
-        raise _invalid(
-            f"`channels` must be 0, 3 or 4 for BMP, but got {channels}", "DecodeBmp"
-        )
-    return host.numbers_out(
-        _decode(contents, channels, dtypes.uint8, "DecodeBmp", False)
-    )
+    return host.numbers_out(_decode(contents, channels, "DecodeBmp"))
 
 
 def decode_webp(contents, channels=0, dtype=dtypes.uint8, name=None):
-    """Decodes a WebP (or any supported format) to [frames, H, W, C]
-    (TF's `tf.io.decode_webp`); `channels` 0 (RGB, or RGBA with alpha),
-    3 or 4."""
+    """Decodes a WebP to [frames, H, W, C] (TF's `tf.io.decode_webp`);
+    `channels` 0 (as stored) or the image's own 3 or 4. Other formats
+    decode to [H, W, C], as TF 2.21's."""
     del name
-    pixels = _decode(
-        contents, channels, dtype, "DecodeWebP", True, allowed_channels=(0, 3, 4)
-    )
-    if pixels.ndim == 3:
-        pixels = pixels[None]
-    return _to_dtype(pixels, dtype, "DecodeWebP")
+    return _to_dtype(_decode(contents, channels, "DecodeWebP"), dtype, "DecodeWebP")
 
 
 def _image_array(image, op_name: str, allowed=("uint8", "uint16")) -> np.ndarray:
