@@ -503,6 +503,43 @@ def test_warped_box_covers_the_warped_mask_of_the_box(make):
         assert ys.min() >= y1 - 1 and ys.max() <= y2 + 1
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda L: L.RandomFlip(seed=4),
+        lambda L: L.RandomCrop(24, 33, seed=4),
+        lambda L: L.RandomRotation(0.3, interpolation="nearest", seed=4),
+        lambda L: L.RandomZoom(0.3, 0.2, interpolation="nearest", seed=4),
+        lambda L: L.RandomTranslation(0.2, 0.3, interpolation="nearest", seed=4),
+        lambda L: L.RandomShear(0.3, 0.3, interpolation="nearest", seed=4),
+        lambda L: L.RandomPerspective(interpolation="nearest", seed=4),
+        lambda L: L.RandomElasticTransform(interpolation="nearest", seed=4),
+        lambda L: L.CutMix(seed=4),
+    ],
+    ids=[
+        "flip",
+        "crop",
+        "rotation",
+        "zoom",
+        "translation",
+        "shear",
+        "perspective",
+        "elastic",
+        "cutmix",
+    ],  # fmt: skip
+)
+def test_masks_follow_the_images_draws(make):
+    """A mask equal to the images' first channel stays equal to it: the
+    masks get the images' random draws (nearest sampling both)."""
+    images = _IMAGES.round()
+    out = make(jaxtape.keras.layers)(
+        {"images": images, "segmentation_masks": images[..., :1]}
+    )
+    got = np.asarray(out["images"])
+    assert got.shape != images.shape or not np.allclose(got, images)
+    np.testing.assert_allclose(out["segmentation_masks"], got[..., :1])
+
+
 def test_mix_up_appends_the_partner_boxes_and_blends_masks():
     layer = jaxtape.keras.layers.MixUp(seed=1, bounding_box_format="xyxy")
     out = layer(_data())

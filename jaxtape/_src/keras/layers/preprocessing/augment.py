@@ -737,7 +737,14 @@ class RandomElasticTransform(_AugmentLayer):
         self.interpolation, self.fill_mode = interpolation, fill_mode
         self.fill_value, self.value_range = fill_value, value_range
 
-    def _augment_images(self, x, key):
+    def _augment_with_state(self, x, key):
+        return self._warp(x, key, self.interpolation), key
+
+    def _augment_masks(self, masks, state):
+        """Keras's: the masks warped by the same field, nearest."""
+        return self._warp(masks, state, "nearest")
+
+    def _warp(self, x, key, interpolation):
         if self.scale[1] == 0 or self.factor[1] == 0:
             return x
         ha, wa = (x.ndim - 2, x.ndim - 1) if self._cf else (x.ndim - 3, x.ndim - 2)
@@ -747,7 +754,7 @@ class RandomElasticTransform(_AugmentLayer):
         ksize = kimage.elastic_kernel_size(min(h, w) * 0.05 * float(self.scale[1]))
         return _random_elastic(
             x, key, factor, scale, ksize,
-            _INTERPOLATIONS.index(self.interpolation), self.fill_mode,
+            _INTERPOLATIONS.index(interpolation), self.fill_mode,
             float(self.fill_value), _value_range_list(self.value_range), self._cf,
         )  # fmt: skip
 
