@@ -200,6 +200,11 @@ ROWS = {
         d["ex"], {"s": m.io.VarLenFeature(m.string)}),
     "parse_in_function": lambda m, d: _fn(m, lambda: m.io.parse_single_example(
         d["ex"][1], {"f": m.io.FixedLenFeature([2], m.float32)})["f"] * 2.0),
+    "parse_function_argument": lambda m, d: m.function(
+        lambda s: m.io.parse_example(s, {"f": m.io.FixedLenFeature([2], F32)})["f"]
+        * 2.0)(m.constant(d["ex"])),
+    "decode_raw_function_argument": lambda m, d: m.function(
+        lambda s: m.io.decode_raw(s, m.uint8) + 1)(m.constant([b"ab", b"cd"])),
     # -- SequenceExample parsing -------------------------------------------------
     "parse_sequence": lambda m, d: m.io.parse_sequence_example(
         d["seq"], {"c": m.io.FixedLenFeature([], m.int64)},

@@ -1,9 +1,12 @@
 """`tf.io`'s image codecs on Pillow: decode PNG/JPEG/GIF/BMP/WebP, encode
 PNG/JPEG, JPEG shape and crop.
 
-As TF 2.21's kernels, each `decode_*` op reads any supported format (the
-format is found from the first bytes), and `decode_image` returns frames
-of animated formats (GIF, WebP) on a leading axis. PNG, GIF and BMP values
+The format is found from the first bytes, and TF 2.21's rules for which op
+reads which format are kept: `decode_png`/`decode_jpeg`/`decode_gif` read
+PNG, JPEG, GIF and WebP, `decode_bmp` only BMP, `decode_and_crop_jpeg`
+only JPEG; GIF (for `decode_gif`/`decode_image`) and WebP frames come on
+a leading axis. 16-bit PNGs are decoded here (Pillow reads 16-bit colour
+as 8-bit). PNG, GIF and BMP values
 are exact; JPEG comes from Pillow's libjpeg, whose decoding may differ from
 TF's by a few levels per pixel; grayscale conversion of colour images uses
 Pillow's weights (values may differ from TF's by 1).
