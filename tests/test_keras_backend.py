@@ -181,6 +181,25 @@ ROWS = {
         K, c, mask=True, zero_output_for_mask=True, go_backwards=True
     ),
     "rnn_last_only": lambda K, c: _rnn(K, c, return_all_outputs=False, unroll=True),
+    "rnn_input_length": lambda K, c: _rnn(
+        K, c, input_length=c(np.array([4, 2], "int32"))
+    ),
+    "rnn_input_length_backwards_zero": lambda K, c: _rnn(
+        K,
+        c,
+        input_length=c(np.array([3, 5], "int32")),
+        go_backwards=True,
+        zero_output_for_mask=True,
+    ),
+    "rnn_input_length_last_only": lambda K, c: _rnn(
+        K, c, input_length=c(np.array([4, 2], "int32")), return_all_outputs=False
+    ),
+    "rnn_input_length_unrolled": lambda K, c: _rnn(
+        K, c, input_length=c(np.array([4, 2], "int32")), unroll=True
+    ),
+    "rnn_input_length_int_with_mask": lambda K, c: _rnn(
+        K, c, mask=True, input_length=4
+    ),
     "round": lambda K, c: K.round(c(X * 3)),
     "separable_conv2d": lambda K, c: K.separable_conv2d(
         c(IMG), c(_f(3, 3, 3, 2)), c(_f(1, 1, 6, 4))

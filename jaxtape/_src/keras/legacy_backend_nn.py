@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 
+import jax
 import numpy as np
 
 from jaxtape._src.core import config, dtypes
@@ -755,18 +756,15 @@ def rnn(
     new_states)` as Keras's.
 
     Masked steps keep the previous output (zeros with `zero_output_for_mask`)
-    and the previous states. The loop runs in Python (unrolled when traced by
-    `jaxtape.function`) whatever `unroll` says; the values are the same.
+    and the previous states. Without `unroll`, `input_length` bounds the loop
+    at `max(input_length)` steps (later outputs are zeros), and a Tensor
+    `input_length` masks each sample's steps past its length, as TF's
+    `while_loop` version does; with `unroll=True` it is unused, as in TF. The
+    loop runs in Python (unrolled when traced by `jaxtape.function`).
 
-    Differences from TensorFlow: a Tensor `input_length` (TF's length-based
-    masking) raises NotImplementedError; pass a `mask` instead.
+    Differences from TensorFlow: inside `jaxtape.function` a traced
+    `input_length` raises NotImplementedError (its values set the loop count).
     """
-    del unroll
-    if isinstance(input_length, Tensor):
-        raise NotImplementedError(
-            "tf.keras.backend.rnn(input_length=<Tensor>) is not implemented in "
-            "jaxtape; pass the equivalent boolean `mask` instead."
-        )
     if not time_major:
         inputs = nest.map_structure(_swap_batch_time, inputs)
     flat_inputs = nest.flatten(inputs)
@@ -784,6 +782,11 @@ def rnn(
         if not time_major:
             mask = _swap_batch_time(mask)
         mask_list = array_ops.unstack(mask)
+    steps, length_mask = _length_bounds(
+        input_length, time_steps, go_backwards, mask is None and not unroll
+    )
+    if unroll:
+        steps = time_steps
     order = list(range(time_steps))
     if go_backwards:
         order.reverse()
@@ -791,11 +794,13 @@ def rnn(
     states = tuple(initial_states)
     outputs = []
     prev_output = None
-    for t in order:
+    for i, t in enumerate(order[:steps]):
         inp = nest.pack_sequence_as(inputs, [s[t] for s in per_step])
         output, new_states = step_function(inp, tuple(states) + tuple(constants))
-        if mask_list is not None:
-            mask_t = mask_list[t]
+        mask_t = mask_list[t] if mask_list is not None else None
+        if length_mask is not None:
+            mask_t = creation_ops.constant(length_mask(i)[:, None])
+        if mask_t is not None:
             if prev_output is None or zero_output_for_mask:
                 fallback = zeros_like(output)
             else:
@@ -809,8 +814,31 @@ def rnn(
         states = new_states
         prev_output = output
         outputs = outputs + [output] if return_all_outputs else [output]
+    if return_all_outputs and len(outputs) < time_steps:  # TF's unwritten steps
+        outputs += [zeros_like(outputs[0])] * (time_steps - len(outputs))
     last_output = outputs[-1]
     stacked = array_ops.stack(outputs)
     if not time_major:
         stacked = _swap_batch_time(stacked)
     return last_output, stacked, states
+
+
+def _length_bounds(input_length, time_steps, go_backwards, masks):
+    """TF's while-loop `rnn`: the number of steps (`max(input_length)`), and,
+    for a Tensor `input_length` (when `masks`), step `i`'s per-sample mask."""
+    if input_length is None:
+        return time_steps, None
+    try:
+        lengths = np.asarray(input_length)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        raise NotImplementedError(
+            "tf.keras.backend.rnn: a traced `input_length` is not supported inside "
+            "jaxtape.function (it sets the number of steps); pass a `mask`."
+        ) from None
+    steps = min(int(lengths.max()), time_steps)
+    if not (masks and isinstance(input_length, Tensor)):
+        return steps, None
+    if go_backwards:
+        rev = lengths.max() - 1 - lengths
+        return steps, lambda i: rev < i
+    return steps, lambda i: lengths > i
