@@ -329,7 +329,7 @@ def _decode_jpeg_pixels(contents, channels, ratio, op_name):
         raise _invalid(f"JPEG does not support {channels} channels", op_name)
     data = _contents(contents, op_name)
     if ratio == 1 or _format(data) != "jpeg":
-        return data, _decode(contents, channels, op_name)
+        return _decode(contents, channels, op_name)
     from PIL import Image  # lazy: Pillow ~0.1 s
 
     try:
@@ -341,7 +341,7 @@ def _decode_jpeg_pixels(contents, channels, ratio, op_name):
         raise _invalid(
             "jpeg::Uncompress failed. Invalid JPEG data or crop window.", op_name
         ) from None
-    return data, _pixels(image, int(channels), op_name)
+    return _pixels(image, int(channels), op_name)
 
 
 def decode_jpeg(
@@ -367,7 +367,7 @@ def decode_jpeg(
     r = _jpeg_options(
         ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
     )
-    return host.numbers_out(_decode_jpeg_pixels(contents, channels, r, "DecodeJpeg")[1])
+    return host.numbers_out(_decode_jpeg_pixels(contents, channels, r, "DecodeJpeg"))
 
 
 def decode_and_crop_jpeg(
@@ -388,7 +388,7 @@ def decode_and_crop_jpeg(
     r = _jpeg_options(
         ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
     )
-    _, pixels = _decode_jpeg_pixels(contents, channels, r, "DecodeAndCropJpeg")
+    pixels = _decode_jpeg_pixels(contents, channels, r, "DecodeAndCropJpeg")
     window = host.host_numbers(crop_window, "DecodeAndCropJpeg").reshape(-1)
     if window.size != 4:
         raise _invalid(
