@@ -10,6 +10,7 @@ printing, `numpy()` types, trace counting, tapes, `tf.data` and Keras layers.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -492,3 +493,20 @@ def test_keras_text_layers_take_string_tensors(tf):
         ]
 
     assert _plain(outputs(jaxtape)) == _plain(outputs(tf))
+
+
+def test_print_writes_strings_as_tf(tf, capfd):
+    def show(m):
+        s = m.constant([["a", "bé"], ["", "d"]])
+        m.print("text:", s, m.constant("x"), {"k": s[0]}, output_stream=sys.stdout)
+
+        @m.function
+        def step(s, n):
+            m.print(s, n, output_stream=sys.stdout)
+            return n
+
+        step(m.constant(["q"]), m.constant(2))
+        sys.stdout.flush()
+        return capfd.readouterr().out
+
+    assert show(jaxtape) == show(tf)

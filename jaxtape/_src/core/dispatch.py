@@ -314,7 +314,7 @@ def _collect_kinds(seq, kinds: set) -> None:
                     _collect_kinds(v, kinds)
         elif t is type(None):
             kinds.add("n")
-        elif issubclass(t, (str, bytes)):
+        elif issubclass(t, (str, bytes)) or t is _strings["cls"]:
             kinds.add("s")
         elif issubclass(t, (dict, set, frozenset)):
             raise _unsupported(next(v for v in seq if type(v) is t))

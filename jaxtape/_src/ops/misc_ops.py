@@ -61,11 +61,24 @@ def print(
     del name  # accepted for TF compatibility
     template, placeholder, tensors = _print_template(inputs, sep)
     values = [to_value(t) for t in tensors]  # (a Variable: its current value)
+    # Strings (object arrays of bytes) are host values, known while tracing:
+    # kept here, not passed through the run-time callback.
+    strings = {
+        i: v
+        for i, v in enumerate(values)
+        if isinstance(v, np.ndarray) and v.dtype.kind == "O"
+    }
+    values = [v for i, v in enumerate(values) if i not in strings]
     limit = 3 if summarize is None else int(summarize)
     _print_stream(output_stream)  # TF's error for an unknown stream, at the call
 
     def emit(*arrays):
         pieces = template.split(placeholder)
+        given = iter(arrays)
+        arrays = [
+            strings[i] if i in strings else next(given)
+            for i in range(len(arrays) + len(strings))
+        ]
         texts = [_summarize_value(np.asarray(a), limit) for a in arrays]
         line = pieces[0] + "".join(t + p for t, p in zip(texts, pieces[1:]))
         _write(_print_stream(output_stream), line + end)
@@ -81,7 +94,8 @@ def print(
 
 
 def _is_printed_tensor(x) -> bool:
-    return type(x) is Tensor or hasattr(x, "_read_raw")  # (a Variable)
+    # (a Tensor, a StringTensor or a Variable)
+    return isinstance(x, Tensor) or hasattr(x, "_read_raw")
 
 
 def _print_template(inputs, sep):
@@ -240,6 +254,8 @@ def _element_text(dtype):
             f"({_element_text(np.dtype(part))(v.real)},"
             f"{_element_text(np.dtype(part))(v.imag)})"
         )
+    if dtype.kind == "O":  # strings (bytes), quoted as TF's print_v2 does
+        return lambda v: '"' + bytes(v).decode("utf-8", "replace") + '"'
     return str
 
 

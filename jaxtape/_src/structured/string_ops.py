@@ -25,6 +25,7 @@ import numpy as np
 from jaxtape._src.core import checks, dtypes, errors
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.ops import misc_ops
 from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.structured.farmhash import fingerprint64
 from jaxtape._src.structured.ragged import RaggedTensor
@@ -746,54 +747,12 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
 
 
 def _summarize(x, summarize: int) -> str:
-    if isinstance(x, StringTensor) or (not isinstance(x, Tensor) and _is_text(x)):
+    """One tensor as `jaxtape.print` writes it (TF's `SummarizeValue`)."""
+    if isinstance(x, StringTensor) or (not isinstance(x, Tensor) and is_string(x)):
         v = as_strings(x)._v
-        fmt: Callable[[Any], str] = lambda s: '"' + s.decode("utf-8", "replace") + '"'  # noqa: E731
     else:
         v = _host(x, "format")
-        fmt = _number_text(v.dtype)
-    return _nested_text(v, summarize, fmt, 0)
-
-
-def _is_text(x) -> bool:
-    while isinstance(x, (list, tuple)) and x:
-        x = x[0]
-    return isinstance(x, (str, bytes))
-
-
-def _number_text(dt: np.dtype) -> Callable[[Any], str]:
-    if dt.kind == "b":
-        return lambda b: "1" if b else "0"
-    if dt.kind == "f":
-        digits = (15, 17) if dt.itemsize == 8 else (6, 9)
-        cast = np.float64 if dt.itemsize == 8 else np.float32
-
-        def text(x):
-            short = f"{float(x):.{digits[0]}g}"
-            return short if cast(short) == x else f"{float(x):.{digits[1]}g}"
-
-        return text
-    return lambda x: str(int(x)) if dt.kind in "iu" else str(x)
-
-
-def _nested_text(v: np.ndarray, summarize: int, fmt, depth: int) -> str:
-    if v.ndim == 0:
-        return fmt(v[()])
-    n = v.shape[0]
-    cut = 0 <= summarize and 2 * summarize < n
-    idx = (
-        list(range(summarize)) + [None] + list(range(n - summarize, n))
-        if cut
-        else list(range(n))
-    )
-    if v.ndim == 1:
-        return "[" + " ".join("..." if i is None else fmt(v[i]) for i in idx) + "]"
-    sep = "\n" * (v.ndim - 1) + " " * (depth + 1)
-    inner = [
-        "..." if i is None else _nested_text(v[i], summarize, fmt, depth + 1)
-        for i in idx
-    ]
-    return "[" + sep.join(inner) + "]"
+    return misc_ops._summarize_value(v, summarize)
 
 
 # -- Unicode -----------------------------------------------------------------------
