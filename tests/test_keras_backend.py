@@ -402,3 +402,16 @@ def test_backend_variables_are_jaxtape_variables():
     assert not isinstance(K.zeros((2, 0)), jaxtape.Variable)
     with K.name_scope("outer"):
         pass
+
+
+def test_sparse_categorical_crossentropy_ignore_class_attaches_mask(tf):
+    from jaxtape._src.keras.layers.base import get_keras_mask
+
+    args = (I32, _f(2, 3, 3))
+    want = tf.keras.backend.sparse_categorical_crossentropy(
+        *map(tf.constant, args), from_logits=True, ignore_class=2
+    )._keras_mask
+    got = jaxtape.keras.backend.sparse_categorical_crossentropy(
+        *map(jaxtape.constant, args), from_logits=True, ignore_class=2
+    )
+    np.testing.assert_array_equal(get_keras_mask(got).numpy(), want.numpy())

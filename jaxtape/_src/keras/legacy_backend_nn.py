@@ -16,6 +16,7 @@ import numpy as np
 
 from jaxtape._src.core import config, dtypes
 from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.keras.layers import base as layers_base
 from jaxtape._src.keras.legacy_backend import (
     ndim,
     repeat_elements,
@@ -607,11 +608,9 @@ def categorical_focal_crossentropy(
 def sparse_categorical_crossentropy(
     target, output, from_logits=False, axis=-1, ignore_class=None
 ):
-    """Integer-label crossentropy; `ignore_class` entries give 0.
-
-    Differences from TensorFlow: with `ignore_class`, the result carries no
-    `_keras_mask` attribute (jaxtape Tensors take no attributes).
-    """
+    """Integer-label crossentropy; `ignore_class` entries give 0, and the
+    result carries the mask of the others (Keras's `_keras_mask`, read with
+    `jaxtape.keras`'s layers' mask machinery)."""
     target = math_ops.cast(creation_ops.convert_to_tensor(target), "int64")
     output = creation_ops.convert_to_tensor(output)
     if not from_logits:
@@ -633,7 +632,9 @@ def sparse_categorical_crossentropy(
             labels=safe_target, logits=output
         )
         res = array_ops.where(valid, res, nondiff.zeros_like(res))
-        return array_ops.reshape(res, output_shape[:-1])
+        res = array_ops.reshape(res, output_shape[:-1])
+        layers_base.set_keras_mask(res, array_ops.reshape(valid, output_shape[:-1]))
+        return res
     res = nn_ops.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)
     if update_shape and output_rank >= 3:
         res = array_ops.reshape(res, output_shape[:-1])
