@@ -1,13 +1,14 @@
 """Keras 3's colour and histogram augmentations (RandomGrayscale, RandomInvert,
 Solarization, AutoContrast, Equalization, RandomPosterization,
 RandomColorDegeneration, RandomSharpness, RandomHue, RandomSaturation), the
-legacy RandomHeight/RandomWidth, and Pipeline. Layer L5.
+legacy RandomHeight/RandomWidth, MaxNumBoundingBoxes and Pipeline. Layer L5.
 
 They extend `image`'s `_RandomImageLayer` (seed stream, the `training`
 switch, rank checks): each layer draws its per-image factors in one
 non-differentiable op from the key (`_draws`), then applies Keras's
 transform in one jitted op on `(N, H, W, C)` images (`channels_first` is
-moved last and back; a single image is batched and unbatched).
+moved last and back; a single image is batched and unbatched). On
+Keras's dict inputs the colour layers pass boxes and masks through.
 """
 
 from __future__ import annotations
