@@ -449,3 +449,26 @@ def test_sparse_categorical_crossentropy_ignore_class_attaches_mask(tf):
         *map(jaxtape.constant, args), from_logits=True, ignore_class=2
     )
     np.testing.assert_array_equal(get_keras_mask(got).numpy(), want.numpy())
+
+
+def test_sparse_inputs_match_tf(tf):
+    import scipy.sparse
+
+    dense = np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]], "float32")
+    results = []
+    for m in (tf, jaxtape):
+        K = m.keras.backend
+        s = m.sparse.from_dense(dense)
+        v = K.variable(scipy.sparse.coo_matrix(dense))
+        results.append(
+            [
+                K.is_sparse(s),
+                K.is_sparse(v),
+                K.to_dense(K.concatenate([s, s], axis=0)).numpy(),
+                K.dot(s, m.constant(Y)).numpy(),
+                K.eval(v),
+                K.concatenate([s, m.constant(dense)], axis=-1).numpy(),
+            ]
+        )
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
