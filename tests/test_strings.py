@@ -95,6 +95,18 @@ ROWS: dict[str, Row] = {
     "add_concatenates": row(lambda m: m.add(m.constant(GRID), ["1", "2", "3"])),
     "add_operator": row(lambda m: "<" + m.constant(["a", "b"]) + ">"),
     "add_unbroadcastable": row(lambda m: m.constant(["a", "b"]) + ["x", "y", "z"]),
+    "float_equals_python_string": row(lambda m: m.constant([1.5]) == "a"),
+    "float_plus_python_string": row(lambda m: m.constant([1.5]) + "a"),
+    "string_plus_float": row(lambda m: m.constant(["a"]) + m.constant([1.5])),
+    "string_equals_float": row(lambda m: m.constant(["a"]) == m.constant([1.5])),
+    "string_times_number": row(lambda m: m.constant(["a"]) * 2),
+    "concat_string_and_float": row(
+        lambda m: m.concat([m.constant(["a"]), m.constant([1.5])], 0)
+    ),
+    "where_string_and_float": row(
+        lambda m: m.where([True], m.constant(["a"]), m.constant([1.5]))
+    ),
+    "equal_unbroadcastable": row(lambda m: m.constant(["a", "b"]) == ["a", "b", "c"]),
     "unique": row(lambda m: m.unique(m.constant(["b", "a", "b", "c"]))),
     "sort_refused": row(lambda m: m.sort(m.constant(["b", "a"]))),
     "reduce_sum_refused": row(lambda m: m.reduce_sum(m.constant(["a"]))),

@@ -201,11 +201,7 @@ def to_value(x: Any, dtype: Any = None) -> Any:
         return to_value(x.read_value(), dtype)
     if t is _strings["cls"]:  # a StringTensor: its host array of bytes
         if dtype is not None and dtype.kind != "O":
-            raise ValueError(
-                f"Tensor conversion requested dtype {_tf_name(dtype)} for Tensor "
-                f"with dtype string: {_short(x)}. Parse the strings with "
-                "`jaxtape.strings.to_number`."
-            )
+            raise StringInput(x)  # (an op's strings handler raises TF's error)
         return x._v
     if dtype is not None and dtype.kind == "O":  # `jaxtape.string`
         raise _string_input(x)

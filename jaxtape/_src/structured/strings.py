@@ -301,12 +301,8 @@ def _encoded(info: OpInfo, ins: tuple) -> tuple[tuple, np.ndarray]:
     """The inputs with strings as int32 codes (one per distinct string), and the
     table from codes back to strings."""
     where = _string_positions(info, ins)
-    arrays = []
-    for a, s in zip(ins, where):
-        if s:
-            if isinstance(a, Tensor) and not isinstance(a, StringTensor):
-                raise _wrong_dtype(info, ins.index(a), a)
-            arrays.append(as_strings(a)._v)
+    _check_kinds(info, ins, where)
+    arrays = [as_strings(a)._v for a, s in zip(ins, where) if s]
     flat = np.concatenate([a.ravel() for a in arrays]) if arrays else np.empty(0)
     table, codes = np.unique(flat, return_inverse=True) if flat.size else (flat, flat)
     out = []
@@ -321,6 +317,38 @@ def _encoded(info: OpInfo, ins: tuple) -> tuple[tuple, np.ndarray]:
         offset += arr.size
         out.append(Tensor(jax.numpy.asarray(part)))
     return tuple(out), np.asarray(table, _OBJECT)
+
+
+def _check_kinds(info: OpInfo, ins: tuple, where: list[bool]) -> None:
+    """TF's errors for strings mixed with numbers in an op's same-dtype inputs:
+    a numeric tensor next to a string tensor is InvalidArgumentError; a Python
+    string next to a numeric tensor (`x == "a"`) cannot convert to its dtype."""
+    picked = [(i, a) for i, (a, s) in enumerate(zip(ins, where)) if s]
+    numeric = [(i, a) for i, a in picked if _is_numeric_tensor(a)]
+    if not numeric:
+        return
+    if any(isinstance(a, StringTensor) for _, a in picked):
+        i, a = numeric[0]
+        raise _wrong_dtype(info, i, a)
+    j, text = next((i, a) for i, a in picked if not _is_numeric_tensor(a))
+    want = dispatch._tf_name(numeric[0][1].dtype.as_numpy_dtype)
+    if info.name in ("AddV2", "Add"):  # (TF's `+` converts it to a string tensor)
+        raise errors.invalid_argument(
+            f"cannot compute {info.name} as input #{j}(zero-based) was expected to "
+            f"be a {want} tensor but is a string tensor",
+            info.name,
+        )
+    raise TypeError(
+        f"Cannot convert {dispatch._short(text)} to EagerTensor of dtype {want}"
+    )
+
+
+def _is_numeric_tensor(a) -> bool:
+    return (
+        isinstance(a, Tensor)
+        and not isinstance(a, StringTensor)
+        or isinstance(a, context.hooks.variable_type or ())
+    )
 
 
 def _wrong_dtype(info: OpInfo, i: int, a) -> errors.InvalidArgumentError:
@@ -385,7 +413,8 @@ def _metadata(info: OpInfo, ins: tuple, params: tuple):
 
 def _add(info: OpInfo, ins: tuple, params: tuple) -> StringTensor:
     """TF's `add` of strings: element-wise concatenation, broadcasting."""
-    x, y = (_coerce_string(info, i, a) for i, a in enumerate(ins))
+    _check_kinds(info, ins, [True] * len(ins))
+    x, y = (as_strings(a)._v for a in ins)
     try:
         shape = np.broadcast_shapes(x.shape, y.shape)
     except ValueError:
@@ -395,12 +424,6 @@ def _add(info: OpInfo, ins: tuple, params: tuple) -> StringTensor:
     out = np.empty(shape, _OBJECT)
     out[...] = np.add(x, y, dtype=_OBJECT) if shape else x[()] + y[()]
     return StringTensor(out)
-
-
-def _coerce_string(info: OpInfo, i: int, a) -> np.ndarray:
-    if isinstance(a, Tensor) and not isinstance(a, StringTensor):
-        raise _wrong_dtype(info, i, a)
-    return as_strings(a)._v
 
 
 def _fill(info: OpInfo, ins: tuple, params: tuple) -> StringTensor:
@@ -443,6 +466,10 @@ def _cast(info: OpInfo, ins: tuple, params: tuple):
 
 
 def _refuse(info: OpInfo, ins: tuple, params: tuple):
+    if info.same_dtype:  # a Python number next to strings: TF converts it first
+        number = next((a for a in ins if type(a) in (int, float, bool)), None)
+        if number is not None:
+            raise _cannot_convert(number)
     raise errors.invalid_argument(
         f"Value for attr 'T' of string is not in the list of allowed values for "
         f"{info.name}: strings support moving, comparing (==, !=) and joining "
