@@ -294,17 +294,21 @@ def remat(f):
     def wrapped(*args, **kwargs):
         @custom_gradient
         def recomputed(*xs):
+            # The outer tapes see one op; this tape's record of `f` lives only
+            # as long as `grad` (dropped after the forward, remade by the
+            # backward pass, which reruns this body).
+            with GradientTape() as tape:
+                for x in xs:
+                    tape.watch(x)
+                out = f(*xs, **kwargs)
+
             def grad(*dys, variables=None):
-                with GradientTape(watch_accessed_variables=True) as tape:
-                    for x in xs:
-                        tape.watch(x)
-                    outs = flatten(f(*xs, **kwargs))
                 sources = list(xs) + list(variables or [])
-                grads = tape.gradient(outs, sources, output_gradients=list(dys))
+                grads = tape.gradient(flatten(out), sources, output_gradients=list(dys))
                 n = len(xs)
                 return (grads[:n], grads[n:]) if variables else grads[:n]
 
-            return f(*xs, **kwargs), grad
+            return out, grad
 
         return recomputed(*args)
 
