@@ -84,7 +84,7 @@ def _first_leaf(x):
 
 
 def _string_array(x) -> np.ndarray:
-    """Strings (kept as NumPy, jaxtape has no string tensors) by TF's rules:
+    """Strings (kept as NumPy; elements come out as StringTensors) by TF's rules:
     rectangular, and not mixed with numbers."""
     try:
         out = np.asarray(x)

@@ -1,9 +1,10 @@
 """Keras's hashing and lookup layers: Hashing, IntegerLookup, StringLookup.
 Layer L5.
 
-jaxtape has no string tensors: strings live on the host as NumPy arrays
-(or lists), and these layers run eagerly on the host (as Keras runs them on
-TF's CPU ops), returning integer or encoded Tensors. Called inside a
+Strings live on the host (string tensors, `jaxtape.string`, hold NumPy
+arrays of bytes), and these layers run eagerly on the host (as Keras runs
+them on TF's CPU ops), returning integer or encoded Tensors (string tensors
+for `StringLookup(invert=True)`). Called inside a
 compiled function (`jaxtape.function`, traced values) they raise a
 TypeError that says to apply them in the input pipeline (`Dataset.map`) or
 before the compiled step. Hash values are TF's (FarmHash Fingerprint64,
@@ -42,7 +43,7 @@ def _host(layer, inputs) -> np.ndarray:
         if isinstance(inputs._v, jax.core.Tracer):
             raise TypeError(
                 f"{type(layer).__name__} layer {layer.name!r} runs on the host "
-                "(strings are NumPy arrays in jaxtape) and cannot be called inside "
+                "(strings are host values in jaxtape) and cannot be called inside "
                 "a compiled function. Apply it in the input pipeline "
                 "(`dataset.map(layer)`) or before the `jaxtape.function` step."
             )
