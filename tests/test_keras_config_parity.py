@@ -105,6 +105,7 @@ ROWS = {
         num_tokens=5, output_mode="count", sparse=False
     ),
     "CenterCrop": lambda m: m.CenterCrop(4, 5, data_format="channels_first"),
+    "MaxNumBoundingBoxes": lambda m: m.MaxNumBoundingBoxes(7, fill_value=-2),
     "Concatenate": lambda m: m.Concatenate(axis=1),
     "ContrastLimitedAdaptiveHistogramEqualization": lambda m: (
         m.ContrastLimitedAdaptiveHistogramEqualization(

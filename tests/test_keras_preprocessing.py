@@ -487,3 +487,19 @@ def test_adapt_after_a_constructor_vocabulary_raises_as_keras(tf, make, data):
         layer.adapt(["b", "b"])
         vocabularies.append([str(v) for v in layer.get_vocabulary()])
     assert vocabularies[0] == vocabularies[1] == ["[UNK]", "b"]
+
+
+@pytest.mark.parametrize(
+    "interpolation", ["bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5"]
+)
+@pytest.mark.parametrize("aspect", [None, "crop", "pad"])
+def test_resizing_uses_tf_kernels(tf, interpolation, aspect):
+    x = np.random.default_rng(3).normal(size=(2, 7, 8, 3)).astype("float32")
+    kwargs = {
+        "crop": {"crop_to_aspect_ratio": True},
+        "pad": {"pad_to_aspect_ratio": True},
+    }
+    kw = kwargs.get(aspect, {})
+    want = tf.keras.layers.Resizing(5, 11, interpolation=interpolation, **kw)(x)
+    got = jt.keras.layers.Resizing(5, 11, interpolation=interpolation, **kw)(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)

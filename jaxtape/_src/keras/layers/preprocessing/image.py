@@ -51,7 +51,7 @@ __all__ = [
     "Resizing",
 ]
 
-_RESIZE_METHODS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic")
+_RESIZE_METHODS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
 
 

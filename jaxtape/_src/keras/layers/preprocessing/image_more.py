@@ -684,8 +684,8 @@ class MaxNumBoundingBoxes(Layer):
     images, labels and masks pass through. It needs `bounding_box_format`
     for boxes, as Keras.
 
-    Differences from Keras: `get_config` also holds `fill_value` (Keras's
-    omits it, so its round trip resets it to -1).
+    Its config leaves out `fill_value`, as Keras's does (a round trip resets
+    it to -1 there too).
     """
 
     def __init__(self, max_number, fill_value=-1, bounding_box_format=None,
@@ -742,7 +742,6 @@ class MaxNumBoundingBoxes(Layer):
             "data_format": self.data_format,
             **_box_config(self),
             "max_number": self.max_number,
-            "fill_value": self.fill_value,
         }
 
 
