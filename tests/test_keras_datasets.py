@@ -190,12 +190,14 @@ _SEQ = [
 ]
 CASES = [
     ("mnist", "load_data", {}),
+    ("mnist", "load_data", {"path": os.path.join("sub", "mnist.npz")}),
     ("fashion_mnist", "load_data", {}),
     ("cifar10", "load_data", {}),
     ("cifar100", "load_data", {}),
     ("cifar100", "load_data", {"label_mode": "coarse"}),
     ("cifar100", "load_data", {"label_mode": "superclass"}),
     *[("imdb", "load_data", kw) for kw in _SEQ],
+    ("imdb", "load_data", {"path": os.path.join("sub", "imdb.npz")}),
     ("imdb", "get_word_index", {}),
     *[("reuters", "load_data", kw) for kw in _SEQ],
     ("reuters", "load_data", {"test_split": 0.5, "seed": 3}),
@@ -257,6 +259,7 @@ def test_cifar_follows_the_image_data_format_as_keras(
         ("california_housing", "california_housing.npz", "datasets",
          _files.ORIGIN_FOLDER + "california_housing.npz"),
     ],
+    ids=["cifar10", "fashion_mnist", "imdb", "california_housing"],
 )  # fmt: skip
 def test_missing_file_offline_names_the_url_and_the_cache_path(
     name, fname, subdir, url, offline, monkeypatch, tmp_path

@@ -34,8 +34,8 @@ ORIGIN_FOLDER = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 def cache_folder(cache_subdir: str = "datasets") -> pathlib.Path:
     """Keras's `get_file` folder: `$KERAS_HOME` or `~/.keras`, then the subdir."""
     base = pathlib.Path(os.environ.get("KERAS_HOME", "~/.keras")).expanduser()
-    if base.exists() and not os.access(base, os.W_OK):  # Keras's fallback
-        base = pathlib.Path(tempfile.gettempdir()) / ".keras"
+    if not os.access(base if base.exists() else base.parent, os.W_OK):
+        base = pathlib.Path(tempfile.gettempdir()) / ".keras"  # Keras's fallback
     return base / cache_subdir
 
 

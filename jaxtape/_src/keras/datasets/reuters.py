@@ -71,5 +71,9 @@ def get_word_index(path="reuters_word_index.json"):
 
 
 def get_label_names():
-    """The 46 topic names, indexed as the labels of `load_data` (a tuple)."""
+    """The 46 topic names, indexed as the labels of `load_data` (a tuple).
+
+    >>> jaxtape.keras.datasets.reuters.get_label_names()[:3]
+    ('cocoa', 'grain', 'veg-oil')
+    """
     return tuple(_LABELS.split())
