@@ -9,6 +9,7 @@ printing, `numpy()` types, trace counting, tapes, `tf.data` and Keras layers.
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 from collections.abc import Callable
@@ -522,3 +523,20 @@ def test_print_writes_strings_as_tf(tf, capfd):
         return capfd.readouterr().out
 
     assert show(jaxtape) == show(tf)
+
+
+def test_strings_names_and_arguments_are_tfs(tf):
+    def params(fn):
+        return [
+            (p.name, repr(p.default)) for p in inspect.signature(fn).parameters.values()
+        ]
+
+    names = [n for n in dir(tf.strings) if not n.startswith("_")]
+    assert len(names) == 26
+    for n in names:
+        want = [
+            (k, d.replace("tf.", "jaxtape.")) for k, d in params(getattr(tf.strings, n))
+        ]
+        assert params(getattr(jaxtape.strings, n)) == want, n
+    assert params(jaxtape.as_string) == params(tf.as_string)
+    assert jaxtape.strings.as_string is jaxtape.as_string

@@ -146,7 +146,7 @@ def strip(input, name=None):  # noqa: A002
     return _map(input, bytes.strip, "StringStrip")
 
 
-def length(input, name=None, unit="BYTE"):  # noqa: A002
+def length(input, unit="BYTE", name=None):  # noqa: A002
     """Each string's length in bytes (`unit='BYTE'`) or in UTF-8 characters
     (`'UTF8_CHAR'`: bytes that do not continue a character), int32."""
     del name
@@ -170,7 +170,7 @@ def _utf8_starts(s: bytes) -> list[int]:
     return [i for i, b in enumerate(s) if b & 0xC0 != 0x80]
 
 
-def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002
+def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
     """`len` bytes (or UTF-8 characters) of each string from `pos` (from the
     end when negative); `pos` past either end is TF's InvalidArgumentError.
     `pos` and `len` broadcast against `input`."""
@@ -563,7 +563,7 @@ _TO_NUMBER = {
 _INT_TEXT = re.compile(rb"\s*[+-]?[0-9]+\s*")
 
 
-def to_number(string_tensor, out_type=dtypes.float32, name=None):
+def to_number(input, out_type=dtypes.float32, name=None):  # noqa: A002
     """Parses each string as a number of `out_type` (float32, float64, int32,
     int64, uint32 or uint64); text that does not parse, or an integer out of
     range, is TF's InvalidArgumentError."""
@@ -589,7 +589,7 @@ def to_number(string_tensor, out_type=dtypes.float32, name=None):
             )
         return value
 
-    return _map(string_tensor, one, "StringToNumber", np_type)
+    return _map(input, one, "StringToNumber", np_type)
 
 
 def _parse_int(s: bytes):
@@ -637,12 +637,12 @@ def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
     )
 
 
-def to_hash_bucket(string_tensor, num_buckets, name=None):
+def to_hash_bucket(input, num_buckets, name=None):  # noqa: A002
     """`Hash64(s) % num_buckets`, TF's deprecated legacy hash (a MurmurHash2
     variant seeded 0xDECAFCAFFE). Prefer `to_hash_bucket_fast`."""
     del name
     n = _buckets(num_buckets, "StringToHashBucket")
-    return _map(string_tensor, lambda s: _hash64(s) % n, "StringToHashBucket", np.int64)
+    return _map(input, lambda s: _hash64(s) % n, "StringToHashBucket", np.int64)
 
 
 def _buckets(num_buckets, op_name: str) -> int:
