@@ -296,6 +296,9 @@ def test_stale_cached_file_is_fetched_again_and_replaced_atomically(
     assert imdb.get_word_index() == json.loads(good.read_text())
     assert served == [imdb.WORD_INDEX_ORIGIN] * 2
     assert sorted(p.name for p in stale.parent.iterdir()) == [stale.name]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stale.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
     assert imdb.get_word_index()["w3"] == 3 and len(served) == 2  # now cached
 
 

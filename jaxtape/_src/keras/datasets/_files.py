@@ -23,6 +23,7 @@ import pickle
 import tempfile
 import urllib.error
 import urllib.request
+import uuid
 import zipfile
 from typing import IO
 
@@ -82,8 +83,8 @@ def fetch(
         if digest == expected_hash:
             return target
         stale = (
-            f"The cached {target} has {algorithm} {digest}, not Keras's "
-            f"{expected_hash}, so it was fetched again. "
+            f"(The cached copy has {algorithm} {digest}, not Keras's "
+            f"{expected_hash}, so it had to be fetched again.) "
         )
         print(
             "A local file was found, but it seems to be incomplete or outdated "
@@ -96,8 +97,9 @@ def fetch(
 
 def _download(origin: str, target: pathlib.Path, expected_hash, hint: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
-    os.close(fd)
+    # A fresh name beside the target (not mkstemp: its 0600 mode would stay on
+    # the cached file); urlretrieve creates it with the user's umask.
+    tmp = target.parent / f".{target.name}-{uuid.uuid4().hex}.part"
     try:
         print(f"Downloading data from {origin}")
         try:
@@ -118,7 +120,7 @@ def _download(origin: str, target: pathlib.Path, expected_hash, hint: str) -> No
                 raise ValueError(
                     f"Incomplete or corrupted file detected: the download of "
                     f"{origin} has {name} {digest}, expected {expected_hash}. "
-                    f"Nothing was written to {target}; try again, or copy a good "
+                    f"Nothing was written to {target}; try again, or put a good "
                     "copy of the file there."
                 )
         os.replace(tmp, target)
