@@ -344,6 +344,12 @@ _LAYERS = {
         lambda L: L.RandomErasing(factor=0.0, bounding_box_format="xyxy"),
         {},
     ),
+    "RandomColorJitter": (
+        lambda L: L.RandomColorJitter(
+            brightness_factor=(0.0, 0.0), bounding_box_format="xyxy"
+        ),  # fmt: skip
+        {},
+    ),
 }
 
 

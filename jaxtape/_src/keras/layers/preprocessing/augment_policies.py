@@ -255,6 +255,8 @@ class RandomColorJitter(_AugmentLayer):
     saturation and hue steps follow this layer's `data_format`.
     """
 
+    _GEOMETRIC = False  # boxes and masks pass through, as Keras
+
     def __init__(self, value_range=(0, 255), brightness_factor=None,
                  contrast_factor=None, saturation_factor=None, hue_factor=None,
                  seed=None, data_format=None, **kwargs):  # fmt: skip
