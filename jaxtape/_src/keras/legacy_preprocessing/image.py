@@ -26,6 +26,7 @@ from jaxtape._src.keras.image_utils import img_to_array as img_to_array
 from jaxtape._src.keras.image_utils import load_img as load_img
 from jaxtape._src.keras.image_utils import save_img as save_img
 from jaxtape._src.keras.ops import image as ops_image
+from jaxtape._src.keras.progbar import print_msg
 from jaxtape._src.keras.py_dataset import PyDataset
 
 # -- transforms ------------------------------------------------------------------
@@ -633,7 +634,9 @@ class DirectoryIterator(Iterator):
             self.filenames += names
         self.samples = len(self.filenames)
         self.classes = np.asarray(labels, dtype="int32").reshape(-1)
-        print(f"Found {self.samples} images belonging to {self.num_classes} classes.")
+        print_msg(
+            f"Found {self.samples} images belonging to {self.num_classes} classes."
+        )
         self._filepaths = [os.path.join(directory, f) for f in self.filenames]
         super().__init__(self.samples, batch_size, shuffle, seed)
 
