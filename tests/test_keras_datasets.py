@@ -42,8 +42,8 @@ def _idx(path, header, data):
         f.write(header + data.tobytes())
 
 
-def _cifar_tar(path, folder, batches):
-    with tarfile.open(path, "w") as tar:  # Keras accepts any tar; gzip is slow here
+def _cifar_tar(path, folder, batches, mode):
+    with tarfile.open(path, mode) as tar:
         for name, batch in batches.items():
             payload = pickle.dumps(batch, protocol=4)
             info = tarfile.TarInfo(f"{folder}/{name}")
@@ -80,7 +80,9 @@ def _write_cache(home):
              np.array([2051, n, 28, 28], ">i4").tobytes(), images)  # fmt: skip
     names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
     batches = {name: _cifar10_batch(i, 10000) for i, name in enumerate(names)}
-    _cifar_tar(d / "cifar-10-batches-py-target_archive", "cifar-10-batches-py", batches)
+    # Uncompressed (any tar is read, by Keras too): gzip of 180 MB is slow here.
+    _cifar_tar(d / "cifar-10-batches-py-target_archive", "cifar-10-batches-py",
+               batches, "w")  # fmt: skip
 
     def c100(n):
         return {
@@ -90,7 +92,8 @@ def _write_cache(home):
         }
 
     _cifar_tar(d / "cifar-100-python-target_archive", "cifar-100-python",
-               {"train": c100(7), "meta": {b"x": 1}, "test": c100(4)})  # fmt: skip
+               {"train": c100(7), "meta": {b"x": 1}, "test": c100(4)},
+               "w:gz")  # fmt: skip
     np.savez(d / "imdb.npz", x_train=_ragged(rng, 12, 30, 9),
              y_train=rng.integers(0, 2, 12), x_test=_ragged(rng, 9, 30, 9),
              y_test=rng.integers(0, 2, 9))  # fmt: skip
@@ -349,3 +352,23 @@ def _params(fn):
     return [
         (p.name, p.default, p.kind) for p in inspect.signature(fn).parameters.values()
     ]
+
+
+@pytest.mark.parametrize("name", ["imdb", "cifar100", "boston_housing"])
+def test_corrupt_cached_file_says_which_file_and_what_to_do(
+    name, offline, monkeypatch, tmp_path
+):
+    fname = _HASHED[name]["SHA256"]
+    path = tmp_path / "datasets" / fname
+    path.parent.mkdir()
+    if name == "cifar100":  # a tar without the test batch
+        train = {b"data": np.zeros((1, 3072)), b"fine_labels": [0]}
+        _cifar_tar(path, "cifar-100-python", {"train": train}, "w:gz")
+    else:
+        path.write_bytes(b"not a zip file")
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    module = sys.modules[getattr(datasets, name).load_data.__module__]
+    monkeypatch.setattr(module, "SHA256", _files.file_hash(path))
+    with pytest.raises(ValueError, match="Delete it") as err:
+        getattr(datasets, name).load_data()
+    assert str(path) in str(err.value)

@@ -28,7 +28,7 @@ def read_batches(archive, folder: str, names, label_key: str):
                     data = batch["data"]
                     batches[name] = (data.reshape(data.shape[0], 3, 32, 32),
                                      batch[label_key])  # fmt: skip
-    except (tarfile.TarError, OSError, EOFError) as e:
+    except (tarfile.TarError, OSError, EOFError, KeyError) as e:
         raise ValueError(
             f"{archive} is not a valid CIFAR archive ({e!r}). Delete it so that "
             "it is downloaded again."
