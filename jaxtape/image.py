@@ -67,6 +67,23 @@ from jaxtape._src.state.image_random_ops import (  # noqa: F401
     stateless_random_saturation,
     stateless_sample_distorted_bounding_box,
 )
+from jaxtape._src.io.image_codecs import (  # noqa: F401 - TF's tf.image has them too
+    adjust_jpeg_quality,
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_jxl,
+    decode_png,
+    decode_webp,
+    encode_jpeg,
+    encode_png,
+    extract_jpeg_shape,
+    is_jpeg,
+    random_jpeg_quality,
+    stateless_random_jpeg_quality,
+)
 
 from jaxtape._src import missing as _missing
 

@@ -536,3 +536,35 @@ def test_parsed_features_feed_a_gradient_tape(tf):
             loss = m.reduce_sum(w * f * f)
         grads.append(tape.gradient(loss, w).numpy().tolist())
     assert grads[1] == grads[0]
+
+
+# -- tf.image's JPEG quality ops (through the JPEG codec) -----------------------------
+def _gradient_image():
+    yy, xx = np.mgrid[0:16, 0:20]
+    return np.stack([yy * 10, xx * 8, (yy + xx) * 5], -1).astype(np.uint8)
+
+
+@pytest.mark.parametrize("quality", [10, 50, 95])
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_adjust_jpeg_quality_matches_tf_within_jpeg_tolerance(tf, quality, dtype):
+    img = _gradient_image()
+    img = img if dtype == "uint8" else img.astype(np.float32) / 255
+    want = tf.image.adjust_jpeg_quality(img, quality).numpy()
+    got = jaxtape.image.adjust_jpeg_quality(img, quality).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    # (Pillow's libjpeg vs TF's: a few levels apart, as for encode_jpeg)
+    tol = 6 if dtype == "uint8" else 6 / 255
+    np.testing.assert_allclose(got.astype(float), want.astype(float), atol=tol)
+
+
+def test_random_jpeg_quality_draws_and_checks_range_as_tf(tf):
+    img = _gradient_image()
+    a = jaxtape.image.stateless_random_jpeg_quality(img, 20, 80, seed=[1, 2])
+    b = jaxtape.image.stateless_random_jpeg_quality(img, 20, 80, seed=[1, 2])
+    np.testing.assert_array_equal(a.numpy(), b.numpy())  # same seed, same quality
+    assert jaxtape.image.random_jpeg_quality(img, 20, 80).shape == img.shape
+    for m in (tf, jaxtape):
+        with pytest.raises(ValueError):
+            m.image.random_jpeg_quality(img, 80, 20)
+        with pytest.raises(m.errors.InvalidArgumentError):
+            m.image.adjust_jpeg_quality(img, 120)

@@ -24,7 +24,9 @@ import numpy as np
 
 from jaxtape._src.core import dtypes, errors
 from jaxtape._src.io import host
+from jaxtape._src.ops import stateless_random_ops
 from jaxtape._src.ops.image_ops import convert_image_dtype
+from jaxtape._src.state import random_ops
 
 _FORMATS = (
     "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required."
@@ -592,3 +594,53 @@ def decode_jxl(contents, channels=0, dtype=dtypes.uint8, name=None):
         "tf.io.decode_jxl is not supported by jaxtape: Pillow has no JPEG XL "
         "decoder. Convert the images to PNG or JPEG first."
     )
+
+
+# -- JPEG quality (tf.image) -------------------------------------------------------
+def adjust_jpeg_quality(image, jpeg_quality, dct_method="", name=None):
+    """The image through a JPEG encode at `jpeg_quality` and back, in its own
+    dtype (TF's `tf.image.adjust_jpeg_quality`: a [H, W, 1 or 3] image).
+
+    Differences from TensorFlow: Pillow's libjpeg encodes, so pixels differ
+    from TF's by a few levels (as `encode_jpeg`'s do)."""
+    del name
+    orig = dtypes.as_dtype(_dtype_of(image))
+    pixels = convert_image_dtype(image, dtypes.uint8, saturate=True)
+    quality = int(host.host_numbers(jpeg_quality, "EncodeJpegVariableQuality"))
+    if not 0 <= quality <= 100:
+        raise _invalid("quality must be in [0,100]", "EncodeJpegVariableQuality")
+    channels = int(pixels.shape[-1])
+    data = encode_jpeg(pixels, quality=quality)
+    out = decode_jpeg(data, channels=channels, dct_method=dct_method)
+    return convert_image_dtype(out, orig, saturate=True)
+
+
+def _check_quality_range(min_jpeg_quality, max_jpeg_quality) -> None:
+    if not (0 <= min_jpeg_quality <= 100 and 0 <= max_jpeg_quality <= 100):
+        raise ValueError("jpeg encoding range must be between 0 and 100.")
+    if min_jpeg_quality >= max_jpeg_quality:
+        raise ValueError("`min_jpeg_quality` must be less than `max_jpeg_quality`.")
+
+
+def random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed=None):
+    """`adjust_jpeg_quality` at a quality drawn from [min, max) (TF's)."""
+    _check_quality_range(min_jpeg_quality, max_jpeg_quality)
+    quality = random_ops.uniform(
+        [], min_jpeg_quality, max_jpeg_quality, dtype=dtypes.int32, seed=seed
+    )
+    return adjust_jpeg_quality(image, quality)
+
+
+def stateless_random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed):
+    """`adjust_jpeg_quality` at a quality drawn from [min, max) by the
+    stateless `seed` (TF's; the same seed gives the same quality)."""
+    _check_quality_range(min_jpeg_quality, max_jpeg_quality)
+    quality = stateless_random_ops.stateless_uniform(
+        [], seed, min_jpeg_quality, max_jpeg_quality, dtype=dtypes.int32
+    )
+    return adjust_jpeg_quality(image, quality)
+
+
+def _dtype_of(x):
+    dtype = getattr(x, "dtype", None)
+    return dtype if dtype is not None else np.asarray(x).dtype
