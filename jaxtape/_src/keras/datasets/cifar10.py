@@ -26,12 +26,9 @@ def load_data():
     batches = _cifar.read_batches(
         archive, "cifar-10-batches-py", (*_TRAIN, "test_batch"), "labels"
     )
-    x_train = np.concatenate([batches[n][0] for n in _TRAIN]).astype(
-        np.uint8, copy=False
-    )
-    y_train = np.array([y for n in _TRAIN for y in batches[n][1]]).astype(
-        np.uint8, copy=False
-    )
+    # Keras fills uint8 arrays batch by batch; the same values, in one go.
+    x_train = np.concatenate([batches[n][0] for n in _TRAIN]).astype(np.uint8)
+    y_train = np.array([y for n in _TRAIN for y in batches[n][1]], np.uint8)
     x_test, y_test = batches["test_batch"]
     y_train = np.reshape(y_train, (len(y_train), 1))
     y_test = np.reshape(y_test, (len(y_test), 1))

@@ -33,7 +33,8 @@ def load_data(
     kept review has the same length, as Keras's `np.array` makes it), `y_*` the
     0/1 labels. Each split is shuffled by `RandomState(seed)` (train, then
     test, one generator), words are shifted by `index_from` and prefixed by
-    `start_char`, reviews of `maxlen` words or more are dropped, and words
+    `start_char`, sequences of `maxlen` or more indices (`start_char`
+    included) are dropped, not truncated, and words
     outside `[skip_top, num_words)` become `oov_char` (or are removed when it
     is None). With `num_words=None` the vocabulary ends below the largest
     index seen, which Keras maps to `oov_char` too.

@@ -39,11 +39,12 @@ def load_data(
     """Keras's Reuters newswires: `(x_train, y_train), (x_test, y_test)`.
 
     The 11,228 wires are shuffled by `RandomState(seed)`, words are shifted by
-    `index_from` and prefixed by `start_char`, wires of `maxlen` words or more
-    are dropped, words outside `[skip_top, num_words)` become `oov_char` (or
-    are removed when it is None), and the first `int(n * (1 - test_split))`
-    wires are the training set. `x_*` are object arrays of word-index lists,
-    `y_*` the topic indices (names: `get_label_names()`).
+    `index_from` and prefixed by `start_char`, sequences of `maxlen` or more
+    indices are dropped (not truncated), words outside `[skip_top, num_words)`
+    become `oov_char` (or are removed when it is None), and the first
+    `int(n * (1 - test_split))` wires are the training set. `x_*` are object
+    arrays of word-index lists, `y_*` the topic indices (names:
+    `get_label_names()`).
 
     Differences from Keras: none known (like Keras, `test_split` is not
     checked here).
