@@ -472,3 +472,15 @@ def test_sparse_inputs_match_tf(tf):
         )
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_get_uid_shares_layer_names_and_clear_session_resets(tf):
+    def run(m):
+        m.keras.backend.clear_session()
+        m.keras.layers.Dense(2)
+        m.keras.layers.Dense(2)
+        uid = m.keras.backend.get_uid("dense")
+        name = m.keras.layers.Dense(2).name
+        return uid, name, m.keras.backend.get_uid("x"), m.keras.backend.get_uid("x")
+
+    assert run(jaxtape) == run(tf) == (3, "dense_3", 1, 2)

@@ -307,6 +307,8 @@ def test_top_level_entries_are_keras_utils_functions():
     assert P.text_dataset_from_directory is U.text_dataset_from_directory
     assert P.timeseries_dataset_from_array is U.timeseries_dataset_from_array
     assert P.sequence.pad_sequences is U.pad_sequences
+    for name in ("load_img", "save_img", "img_to_array", "array_to_img"):
+        assert getattr(P.image, name) is getattr(U, name)
 
 
 def test_flow_from_dataframe_raises_not_implemented():
