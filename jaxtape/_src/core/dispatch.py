@@ -137,13 +137,16 @@ class StringInput(CompositeInput):
 
 
 _strings: dict[str, Any] = {"cls": None, "handler": None, "convert": None}
+_string_cls: type | None = None  # (`_strings["cls"]`, read where speed matters)
 
 
 def register_strings(cls: type, handler: Callable, convert: Callable) -> None:
     """String inputs to ops call `handler(info, inputs, params)`; `convert(value,
     dtype)` is `constant`'s conversion of a string value to a `cls`."""
+    global _string_cls
     _composites[cls] = handler
     _strings.update(cls=cls, handler=handler, convert=convert)
+    _string_cls = cls
 
 
 def string_tensor(value: Any, dtype: Any = None) -> Any:
@@ -161,7 +164,7 @@ def _string_input(x) -> Exception:
 def _check_composite(a) -> None:
     t = type(a)
     if t in _composites:
-        raise StringInput(a) if t is _strings["cls"] else CompositeInput(a)
+        raise StringInput(a) if t is _string_cls else CompositeInput(a)
     if isinstance(a, (str, bytes)) or (t is np.ndarray and a.dtype.kind in "OSU"):
         raise _string_input(a)
 
@@ -199,7 +202,7 @@ def to_value(x: Any, dtype: Any = None) -> Any:
         return v
     if _hooks.variable_type is not None and isinstance(x, _hooks.variable_type):
         return to_value(x.read_value(), dtype)
-    if t is _strings["cls"]:  # a StringTensor: its host array of bytes
+    if t is _string_cls:  # a StringTensor: its host array of bytes
         if dtype is not None and dtype.kind != "O":
             raise StringInput(x)  # (an op's strings handler raises TF's error)
         return x._v
