@@ -305,6 +305,12 @@ VARIABLE_ROWS = {
         lambda shape, dtype: np.full(shape, 2.0, dtype), shape=(2,)
     ),
     "no_shape": lambda k: k.Variable("zeros"),
+    "bad_name": lambda k: k.Variable(1.0, name="a/b"),
+    "bad_aggregation": lambda k: k.Variable(1.0, aggregation="max"),
+    "bad_synchronization": lambda k: k.Variable(1.0, synchronization="always"),
+    "synchronization_on_read": lambda k: k.Variable(
+        1.0, synchronization="on_read", aggregation="mean", trainable=False
+    ),
 }
 
 
@@ -317,6 +323,11 @@ def test_keras_variable_matches_tf(row, tf):
             return "ValueError", str(e).split(" Received")[0]
 
     assert facts(jaxtape.keras) == facts(tf.keras)
+
+
+def test_keras_variable_layout_raises_not_implemented():
+    with pytest.raises(NotImplementedError, match="layout"):
+        jaxtape.keras.Variable(1.0, layout=object())
 
 
 def test_keras_variable_paths_assign_and_isinstance(tf):

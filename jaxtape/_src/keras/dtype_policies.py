@@ -37,21 +37,25 @@ class QuantizedDTypePolicy(DTypePolicy):
     NotImplementedError (jaxtape has no quantized layers).
     """
 
-    def __init__(self, mode, source_name=None, **kwargs) -> None:  # noqa: D107
-        del mode, source_name, kwargs
-        raise NotImplementedError(
-            f"keras.dtype_policies.{type(self).__name__} is not supported by "
-            "jaxtape (it has no quantized layers); use a float policy such as "
-            "'mixed_float16'."
-        )
+    def __init__(self, mode, source_name=None) -> None:
+        del mode, source_name
+        _refuse_quantized(self)
+
+
+def _refuse_quantized(policy) -> None:
+    raise NotImplementedError(
+        f"keras.dtype_policies.{type(policy).__name__} is not supported by "
+        "jaxtape (it has no quantized layers); use a float policy such as "
+        "'mixed_float16'."
+    )
 
 
 class QuantizedFloat8DTypePolicy(QuantizedDTypePolicy):
     """Keras's float8 quantized policy. Not supported: raises NotImplementedError."""
 
     def __init__(self, mode, source_name=None, amax_history_length=1024) -> None:
-        del amax_history_length
-        super().__init__(mode, source_name)
+        del mode, source_name, amax_history_length
+        _refuse_quantized(self)
 
 
 class Int4DTypePolicy(QuantizedDTypePolicy):

@@ -61,7 +61,8 @@ class Variable(metaclass=_KerasVariableMeta):
     `Variable(initializer, shape=None, dtype=None, trainable=True,
     autocast=True, aggregation="none", synchronization="auto", name=None)`:
     `initializer` is a value, or an initializer (object, name or callable
-    `f(shape, dtype)`) with `shape`. Every weight a jaxtape layer makes is an
+    `f(shape, dtype)`) with `shape`; `layout` (a sharding layout) raises
+    NotImplementedError. Every weight a jaxtape layer makes is an
     instance (`isinstance(layer.kernel, keras.Variable)`). A float variable
     with `autocast=True` reads as the compute dtype inside a mixed-precision
     layer's `call`.
@@ -85,8 +86,22 @@ class Variable(metaclass=_KerasVariableMeta):
         aggregation="none",
         synchronization="auto",
         name=None,
+        layout=None,
+        **kwargs,
     ) -> Any:
         del cls
+        if layout is not None or kwargs:
+            raise NotImplementedError(
+                "keras.Variable: sharding layouts and backend-specific arguments "
+                "are not supported by jaxtape. Received: "
+                f"layout={layout}, kwargs={sorted(kwargs)}"
+            )
+        if name is not None and (not isinstance(name, str) or "/" in name):
+            raise ValueError(
+                "Argument `name` must be a string and "
+                "cannot contain character `/`. "
+                f"Received: name={name}"
+            )
         if isinstance(initializer, str) or callable(initializer):
             init = _get_initializer(initializer)
             if shape is None:
@@ -108,7 +123,7 @@ class Variable(metaclass=_KerasVariableMeta):
             else KerasVariable
         )
         if not isinstance(synchronization, VariableSynchronization):
-            synchronization = getattr(VariableSynchronization, synchronization.upper())
+            synchronization = _standardize_synchronization(synchronization)
         var = kind(
             value,
             dtype=dtypes.as_dtype(dtype),
@@ -118,6 +133,18 @@ class Variable(metaclass=_KerasVariableMeta):
             synchronization=synchronization,
         )
         return var
+
+
+def _standardize_synchronization(value):
+    names = {None: "NONE", "none": "NONE", "on_read": "ON_READ", "on_write": "ON_WRITE"}
+    names["auto"] = "AUTO"
+    if value not in names:
+        raise ValueError(
+            "Invalid value for argument `synchronization`. Expected "
+            "one of `None`, `'none'`, `'on_read'`, `'on_write'`, `'auto'`. "
+            f"Received: synchronization={value}"
+        )
+    return getattr(VariableSynchronization, names[value])
 
 
 def _value_dtype(initializer, value):
