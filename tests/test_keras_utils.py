@@ -616,3 +616,23 @@ def test_py_dataset_as_validation_data_and_for_predict():
     np.testing.assert_allclose(
         model.predict(data, verbose=0), model.predict(data.x, verbose=0), rtol=1e-6
     )
+
+
+def test_get_file_downloads_atomically(tmp_path):
+    # file:// origins work offline; a failed or corrupt download leaves nothing
+    # under the target's name (and no temporary files), a good one lands whole.
+    import hashlib
+
+    source = tmp_path / "source.bin"
+    source.write_bytes(b"payload" * 100)
+    good = hashlib.sha256(source.read_bytes()).hexdigest()
+    cache = tmp_path / "cache"
+    cache.mkdir()  # (Keras falls back to /tmp/.keras for an unwritable one)
+    get_file = jaxtape.keras.utils.get_file
+    path = get_file("a.bin", source.as_uri(), file_hash=good, cache_dir=str(cache))
+    assert open(path, "rb").read() == source.read_bytes()
+    with pytest.raises(ValueError, match="corrupted"):
+        get_file("b.bin", source.as_uri(), file_hash="0" * 64, cache_dir=str(cache))
+    with pytest.raises(Exception, match="URL fetch failure"):
+        get_file("c.bin", (tmp_path / "missing").as_uri(), cache_dir=str(cache))
+    assert sorted(p.name for p in (cache / "datasets").iterdir()) == ["a.bin"]

@@ -10,6 +10,7 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 import warnings
 
 
@@ -90,26 +91,10 @@ def get_file(
                 f"because the {hash_algorithm} file hash does not match the "
                 f"original value of {file_hash} so we will re-download the data."
             )
+            os.remove(target)  # (a known-bad copy is not kept, as Keras)
             download = True
     if download:
-        print(f"Downloading data from {origin}")
-        try:
-            urllib.request.urlretrieve(origin, target)
-        except (urllib.error.URLError, OSError) as e:
-            if os.path.exists(target):
-                os.remove(target)
-            code = getattr(e, "code", getattr(e, "errno", None))
-            reason = getattr(e, "msg", None) or getattr(e, "reason", e)
-            raise Exception(  # noqa: TRY002 - Keras raises a bare Exception
-                f"URL fetch failure on {origin}: {code} -- {reason} (no network? "
-                f"put a copy of the file at {target})"
-            ) from e
-        if file_hash is not None and not _valid(target, file_hash, hash_algorithm):
-            raise ValueError(
-                "Incomplete or corrupted file detected. The "
-                f"{hash_algorithm} file hash does not match the provided value "
-                f"of {file_hash}."
-            )
+        _download(origin, target, file_hash, hash_algorithm)
     if extraction_dir is None:
         return target
     formats = {"auto": None, "tar": "tar", "zip": "zip"}
@@ -143,3 +128,33 @@ def plot_model(model, *args, **kwargs):
         "keras.utils.plot_model is not supported by jaxtape (Keras draws with "
         "pydot and graphviz). Use `model.summary()` for the layer graph."
     )
+
+
+def _download(origin, target, file_hash, hash_algorithm) -> None:
+    """Fetches `origin` into a temporary file beside `target`, checks its
+    hash, then renames it into place: an interrupted or corrupt download
+    never leaves a file under the target's name (nor replaces a good one)."""
+    print(f"Downloading data from {origin}")
+    tmp = os.path.join(
+        os.path.dirname(target), f".{os.path.basename(target)}-{uuid.uuid4().hex}.part"
+    )
+    try:
+        try:
+            urllib.request.urlretrieve(origin, tmp)
+        except (urllib.error.URLError, OSError) as e:
+            code = getattr(e, "code", getattr(e, "errno", None))
+            reason = getattr(e, "msg", None) or getattr(e, "reason", e)
+            raise Exception(  # noqa: TRY002 - Keras raises a bare Exception
+                f"URL fetch failure on {origin}: {code} -- {reason} (no network? "
+                f"put a copy of the file at {target})"
+            ) from e
+        if file_hash is not None and not _valid(tmp, file_hash, hash_algorithm):
+            raise ValueError(
+                "Incomplete or corrupted file detected. The "
+                f"{hash_algorithm} file hash does not match the provided value "
+                f"of {file_hash}."
+            )
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
