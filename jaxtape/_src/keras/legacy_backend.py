@@ -5,6 +5,11 @@ over a TensorFlow op; here each is the same wrapper over jaxtape's TF ops, so
 arguments, defaults, `data_format` handling and dtypes are Keras's. The
 convolution, pooling, recurrence, CTC and loss functions are in
 `legacy_backend_nn`.
+
+Differences from TensorFlow: the `random_*` functions, `truncated_normal` and
+`dropout` draw from jaxtape's generators (same distributions and dtypes,
+different numbers); `softmax` attaches no `_keras_logits` (Keras 2's
+loss shortcut, which Keras 3's losses no longer read).
 """
 
 from __future__ import annotations
