@@ -22,6 +22,7 @@ import jaxtape
 
 TEXT = ["héllo wörld", "", "a  b\tc", "ABC déf"]
 GRID = [["a", "b", "c"], ["d", "e", "f"]]
+RAGGED = [["ab", "c"], [], ["déf"]]
 
 
 class Row(NamedTuple):
@@ -300,6 +301,35 @@ ROWS: dict[str, Row] = {
             np.array(
                 [72, 0x416, 0x4E2D, 32, 0x301, -1, 0x627, 0x3042, 0xAC00], np.int32
             )
+        )
+    ),
+    # -- RaggedTensor inputs ------------------------------------------------------
+    "ragged_substr": row(lambda m: m.strings.substr(_rt(m, RAGGED), 0, 1)),
+    "ragged_reduce_join_rows": row(
+        lambda m: m.strings.reduce_join(_rt(m, RAGGED), axis=1, separator="+")
+    ),
+    "ragged_reduce_join_all": row(lambda m: m.strings.reduce_join(_rt(m, RAGGED))),
+    "ragged_join": row(
+        lambda m: m.strings.join([_rt(m, RAGGED), _rt(m, RAGGED)], separator="-")
+    ),
+    "ragged_length_regex": row(
+        lambda m: (
+            m.strings.length(_rt(m, RAGGED), unit="UTF8_CHAR"),
+            m.strings.regex_replace(_rt(m, RAGGED), "b", "X"),
+        )
+    ),
+    "ragged_to_number_as_string": row(
+        lambda m: (
+            m.strings.to_number(_rt(m, [["1"], ["2", "3"]])),
+            m.strings.as_string(_rt(m, [[1], [2, 3]])),
+        )
+    ),
+    "ragged_equal_concat": row(
+        lambda m: (_rt(m, RAGGED) == "c", m.concat([_rt(m, RAGGED)] * 2, 0))
+    ),
+    "ragged_unicode_decode_script": row(
+        lambda m: m.strings.unicode_script(
+            m.strings.unicode_decode(_rt(m, RAGGED), "UTF-8")
         )
     ),
     # -- inside jaxtape.function (strings are static values) --------------------------

@@ -176,6 +176,13 @@ def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
     `pos` and `len` broadcast against `input`."""
     del name
     _unit_len(unit, "Substr")
+    if isinstance(input, RaggedTensor):
+        if np.ndim(pos) or np.ndim(len):
+            raise NotImplementedError(
+                "jaxtape.strings.substr of a RaggedTensor takes a scalar `pos` "
+                "and `len` (TF also takes ragged ones of the input's shape)."
+            )
+        return input.with_flat_values(substr(input.flat_values, pos, len, unit))
     v = _strings_of(input, "Substr")
     p, n = _host(pos, "substr"), _host(len, "substr")
     if p.shape != n.shape:
@@ -227,6 +234,13 @@ def join(inputs, separator="", name=None):
     """Joins the strings of `inputs` (a list of tensors of one shape, or scalars)
     element-wise with `separator`, as TF's `StringJoin`."""
     del name
+    inputs = list(inputs)
+    rts = [x for x in inputs if isinstance(x, RaggedTensor)]
+    if rts:  # the flat values joined, in the rows of the (same-shaped) inputs
+        for other in rts[1:]:
+            _same_rows(rts[0], other, "StringJoin")
+        flat = [x.flat_values if isinstance(x, RaggedTensor) else x for x in inputs]
+        return rts[0].with_flat_values(join(flat, separator))
     arrays = [_strings_of(x, "StringJoin") for x in inputs]
     shapes = {a.shape for a in arrays if a.ndim}
     if builtin_len(shapes) > 1:
@@ -243,6 +257,17 @@ def join(inputs, separator="", name=None):
     return StringTensor(_objects(out, shape))
 
 
+def _same_rows(a: RaggedTensor, b: RaggedTensor, op_name: str) -> None:
+    splits_a = [_host(x, op_name) for x in a.nested_row_splits]
+    splits_b = [_host(x, op_name) for x in b.nested_row_splits]
+    if builtin_len(splits_a) != builtin_len(splits_b) or any(
+        not np.array_equal(x, y) for x, y in zip(splits_a, splits_b)
+    ):
+        raise errors.invalid_argument(
+            "Inputs must have identical ragged splits", op_name
+        )
+
+
 def _bytes(s) -> bytes:
     if isinstance(s, StringTensor):
         return s._v[()]
@@ -252,6 +277,8 @@ def _bytes(s) -> bytes:
 def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     """Joins strings across `axis` (all axes for None) with `separator`."""
     del name
+    if isinstance(inputs, RaggedTensor):
+        return _reduce_join_ragged(inputs, axis, keepdims, separator)
     v = _strings_of(inputs, "ReduceJoin")
     nd = v.ndim
     if axis is None:
@@ -275,6 +302,30 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     if keepdims:
         out = out.reshape(tuple(1 if d in axes else v.shape[d] for d in range(nd)))
     return StringTensor(out)
+
+
+def _reduce_join_ragged(rt: RaggedTensor, axis, keepdims, separator):
+    """`reduce_join` of a RaggedTensor: over everything, or within each row of
+    the innermost ragged dimension (a RaggedTensor of rank 2)."""
+    sep = _bytes(separator)
+    if axis is None and not keepdims:
+        flat = _strings_of(rt.flat_values, "ReduceJoin").ravel().tolist()
+        return StringTensor(_objects([sep.join(flat)], ()))
+    values = rt.values
+    if (
+        axis is None
+        or isinstance(values, RaggedTensor)
+        or values.ndim != 1
+        or int(axis) not in (1, -1)
+    ):
+        raise NotImplementedError(
+            "jaxtape.strings.reduce_join of a RaggedTensor joins all of it, or each "
+            "row of a rank-2 RaggedTensor (axis=1); got "
+            f"axis={axis!r}, keepdims={keepdims!r} for shape {rt.shape}."
+        )
+    rows = rt.to_list()
+    out = _objects([sep.join(r) for r in rows], (builtin_len(rows),))
+    return StringTensor(out.reshape(-1, 1) if keepdims else out)
 
 
 def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=None):
