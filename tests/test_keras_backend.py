@@ -484,3 +484,18 @@ def test_get_uid_shares_layer_names_and_clear_session_resets(tf):
         return uid, name, m.keras.backend.get_uid("x"), m.keras.backend.get_uid("x")
 
     assert run(jaxtape) == run(tf) == (3, "dense_3", 1, 2)
+
+
+def test_data_dependent_sizes_raise_not_implemented_inside_function():
+    K = jaxtape.keras.backend
+
+    def labels(a, n):
+        return K.ctc_label_dense_to_sparse(a, n)
+
+    def rnn(x, n):
+        return K.rnn(lambda a, s: (a, [a]), x, [x[:, 0]], input_length=n)[1]
+
+    with pytest.raises(NotImplementedError, match="label_lengths"):
+        jaxtape.function(labels)(jaxtape.constant(I32), jaxtape.constant([2, 3]))
+    with pytest.raises(NotImplementedError, match="input_length"):
+        jaxtape.function(rnn)(jaxtape.ones((2, 3, 2)), jaxtape.constant([2, 1]))

@@ -646,10 +646,21 @@ def sparse_categorical_crossentropy(
 
 def ctc_label_dense_to_sparse(labels, label_lengths):
     """The first `label_lengths[b]` labels of each row, as an int64-indexed
-    SparseTensor of `labels`' shape."""
+    SparseTensor of `labels`' shape.
+
+    Differences from TensorFlow: inside `jaxtape.function` a traced
+    `label_lengths` raises NotImplementedError (it sets the number of entries).
+    """
     labels = creation_ops.convert_to_tensor(labels)
     batch, max_len = labels.shape.as_list()
-    lengths = np.asarray(label_lengths).reshape(-1)
+    try:
+        lengths = np.asarray(label_lengths).reshape(-1)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        raise NotImplementedError(
+            "tf.keras.backend.ctc_label_dense_to_sparse: traced `label_lengths` "
+            "inside jaxtape.function set the SparseTensor's size; call it outside "
+            "the function (ctc_batch_cost does not need it)."
+        ) from None
     mask = np.arange(max_len)[None, :] < lengths[:, None]
     indices = np.argwhere(mask).astype(np.int64)
     values = array_ops.gather_nd(labels, indices)
