@@ -328,3 +328,24 @@ def test_timeseries_generator_config(tf):
     assert config["data"] == "[[0, 1], [2, 3], [4, 5], [6, 7]]"
     assert (config["length"], config["start_index"], config["end_index"]) == (2, 2, 3)
     assert '"class_name": "TimeseriesGenerator"' in g.to_json()
+
+
+def test_flow_save_to_dir_writes_the_batch_like_tf(tmp_path, tf):
+    def saved(P, sub):
+        out = tmp_path / sub
+        out.mkdir()
+        gen = P.image.ImageDataGenerator(rotation_range=10)
+        gen.flow(
+            BATCH,
+            batch_size=4,
+            shuffle=False,
+            save_to_dir=str(out),
+            save_prefix="aug",
+            save_format="png",
+        )[0]
+        names = sorted(p.name for p in out.iterdir())
+        return [n.split("_")[:2] for n in names], [n.rsplit(".", 1)[1] for n in names]
+
+    assert saved(jaxtape.keras.preprocessing, "ours") == saved(
+        tf.keras.preprocessing, "tf"
+    )
