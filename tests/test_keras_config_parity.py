@@ -387,10 +387,6 @@ KNOWN = {
     # Keras's plain Layer lists its auto-captured init arguments (autocast,
     # activity_regularizer); jaxtape's base config lists the common ones only.
     "Layer": "plain Layer's auto-captured config",
-    # The image layers (augment*.py, image_more.py), left for a later pass:
-    "RandomGrayscale": "lists seed, Keras's does not",
-    "Solarization": "lacks data_format",
-    "RandomShear": "from_config refuses Keras's resolved negative factor pair",
 }
 
 

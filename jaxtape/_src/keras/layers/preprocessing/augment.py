@@ -573,6 +573,10 @@ class RandomShear(_AugmentLayer):
         if isinstance(factor, (tuple, list)):
             if len(factor) != 2:
                 raise ValueError(self._TEXT + f"Received: {name}={factor}")
+            if factor[0] == -factor[1] and 0.0 < factor[1] <= 1.0:
+                # Keras's config holds the resolved `(-f, f)`, which Keras's own
+                # from_config refuses; jaxtape loads it.
+                return (float(factor[0]), float(factor[1]))
             check(factor[0])
             check(factor[1])
             return tuple(sorted(factor))

@@ -169,7 +169,9 @@ class RandomGrayscale(_ColorLayer):
         return _random_grayscale(x, draws, float(self.factor), cf)
 
     def get_config(self):
-        return {**super().get_config(), "factor": self.factor}
+        cfg = super().get_config()
+        del cfg["seed"]  # (Keras's RandomGrayscale config has no seed)
+        return {**cfg, "factor": self.factor}
 
 
 # -- RandomInvert ----------------------------------------------------------------------
@@ -261,10 +263,8 @@ class Solarization(_ColorLayer):
         return _solarize(x, draws, tuple(self.value_range))
 
     def get_config(self):
-        cfg = super().get_config()
-        del cfg["data_format"]
         return {
-            **cfg,
+            **super().get_config(),
             "value_range": self.value_range,
             "addition_factor": self.addition_factor,
             "threshold_factor": self.threshold_factor,
