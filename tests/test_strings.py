@@ -303,6 +303,9 @@ ROWS: dict[str, Row] = {
             )
         )
     ),
+    "unicode_script_every_7th_code_point": row(
+        lambda m: m.strings.unicode_script(np.arange(-3, 0x110005, 7, dtype=np.int32))
+    ),
     # -- RaggedTensor inputs ------------------------------------------------------
     "ragged_substr": row(lambda m: m.strings.substr(_rt(m, RAGGED), 0, 1)),
     "ragged_reduce_join_rows": row(

@@ -30,6 +30,7 @@ from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.structured.farmhash import fingerprint64
 from jaxtape._src.structured.ragged import RaggedTensor
 from jaxtape._src.structured.strings import StringTensor, as_strings, is_string
+from jaxtape._src.structured.unicode_scripts import script_of
 
 _OBJECT = np.dtype(object)
 _M64 = (1 << 64) - 1
@@ -1034,45 +1035,6 @@ def unicode_transcode(
     )
 
 
-# ICU's UScriptCode of each ISO 15924 script code (uscript.h).
-_ICU_SCRIPTS = """
-    Zyyy Zinh Arab Armn Beng Bopo Cher Copt Cyrl Dsrt Deva Ethi Geor Goth Grek Gujr
-    Guru Hani Hang Hebr Hira Knda Kana Khmr Laoo Latn Mlym Mong Mymr Ogam Ital Orya
-    Runr Sinh Syrc Taml Telu Thaa Thai Tibt Cans Yiii Tglg Hano Buhd Tagb Brai Cprt
-    Limb Linb Osma Shaw Tale Ugar Hrkt Bugi Glag Khar Sylo Talu Tfng Xpeo Bali Batk
-    Blis Brah Cham Cirt Cyrs Egyd Egyh Egyp Geok Hans Hant Hmng Hung Inds Java Kali
-    Latf Latg Lepc Lina Mand Maya Mero Nkoo Orkh Perm Phag Phnx Plrd Roro Sara Syre
-    Syrj Syrn Teng Vaii Visp Xsux Zxxx Zzzz Cari Jpan Lana Lyci Lydi Olck Rjng Saur
-    Sgnw Sund Moon Mtei Armi Avst Cakm Kore Kthi Mani Phli Phlp Phlv Prti Samr Tavt
-    Zmth Zsym Bamu Lisu Nkgb Sarb Bass Dupl Elba Gran Kpel Loma Mend Merc Narb Nbat
-    Palm Sind Wara Afak Jurc Mroo Nshu Shrd Sora Takr Tang Wole Hluw Khoj Tirh Aghb
-    Mahj Ahom Hatr Modi Mult Pauc Sidd Adlm Bhks Marc Newa Osge Hanb Jamo Zsye Gonm
-    Soyo
-""".split()
-_script_patterns: list = []
-_script_cache: dict[int, int] = {}
-
-
-def _script_of(c: int) -> int:
-    if not 0 <= c <= 0x10FFFF or 0xD800 <= c <= 0xDFFF:
-        return -1
-    found = _script_cache.get(c)
-    if found is not None:
-        return found
-    if not _script_patterns:
-        import regex  # lazy: the third-party `regex` module, only for this op
-
-        for code, iso in enumerate(_ICU_SCRIPTS):
-            try:
-                _script_patterns.append((code, regex.compile(rf"\p{{Script={iso}}}")))
-            except regex.error:  # not a Unicode Script value (Zmth, Jpan, ...)
-                pass
-    ch = chr(c)
-    found = next((code for code, rx in _script_patterns if rx.match(ch)), 103)
-    _script_cache[c] = found
-    return found
-
-
 def unicode_script(input, name=None):  # noqa: A002
     """Each code point's ICU script code (`UScriptCode`: 25 Latin, 8 Cyrillic,
     17 Han, 0 Common, 1 Inherited...), -1 for an invalid code point."""
@@ -1086,5 +1048,5 @@ def unicode_script(input, name=None):  # noqa: A002
             f"be a int32 tensor but is a {dtypes.as_dtype(v.dtype).name} tensor",
             "UnicodeScript",
         )
-    out = [_script_of(int(c)) for c in v.ravel().tolist()]
+    out = [script_of(int(c)) for c in v.ravel().tolist()]
     return convert_to_tensor(np.asarray(out, np.int32).reshape(v.shape))
