@@ -16,6 +16,7 @@ from jaxtape._src.core.dtypes import (
     int16,
     int32,
     int64,
+    string,
     uint8,
     uint16,
     uint32,
