@@ -143,7 +143,10 @@ def _host(var) -> np.ndarray:
 def _check_compatible(key, value, target, path):
     want_shape = tuple(target.shape.as_list())
     want_dtype = np.dtype(dtypes.np_dtype(target.dtype))
-    if tuple(value.shape) != want_shape or value.dtype != want_dtype:
+    fits = len(value.shape) == len(want_shape) and all(
+        w in (None, d) for w, d in zip(want_shape, value.shape)
+    )  # (a `validate_shape=False` Variable's unknown dims take any size)
+    if not fits or value.dtype != want_dtype:
         raise ValueError(
             f"Cannot restore {key!r} from {path!r}: the checkpoint holds shape "
             f"{tuple(value.shape)} {value.dtype.name} but the Variable "

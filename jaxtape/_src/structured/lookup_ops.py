@@ -61,14 +61,13 @@ def _search(xp, sorted_keys, values, default, keys):
 
 @op("LookupTableFindV2", differentiable=False)
 def _find(sorted_keys, values, default, keys):
-    return _search(jnp, sorted_keys, values, default, keys)
+    return _search(jnp, jnp.asarray(sorted_keys), jnp.asarray(values), default, keys)
 
 
 def _bucket_host(keys: np.ndarray, num_buckets: int) -> np.ndarray:
     """TF's `string_to_hash_bucket_fast(as_string(keys))`: FarmHash Fingerprint64."""
     flat = [
-        fingerprint64(k if isinstance(k, bytes) else str(int(k)).encode())
-        % num_buckets
+        fingerprint64(k if isinstance(k, bytes) else str(int(k)).encode()) % num_buckets
         for k in keys.reshape(-1)
     ]
     return np.asarray(flat, _INT64).reshape(keys.shape)
@@ -90,6 +89,8 @@ def _host(x, what: str) -> Any:
     """A concrete host value of `x` (NotImplementedError while traced)."""
     if isinstance(x, StringTensor):
         return x._v
+    if isinstance(x, np.ndarray):
+        return x
     v = to_value(x)
     if _is_traced(v):
         raise NotImplementedError(
@@ -375,7 +376,6 @@ class _Table:
         return convert_to_tensor(keys, dtype=self._key_dtype)
 
     def _lookup_dense(self, keys: Tensor) -> Tensor:
-        sorted_keys, values = self._arrays()
         string_keys = self._key_dtype == dtypes.string
         if string_keys or self._value_dtype == dtypes.string:
             sk, vals = self._host_arrays()
@@ -387,6 +387,10 @@ class _Table:
             if self._value_dtype == dtypes.string:
                 out = np.asarray(out, _OBJECT)
             return _wrap(out, self._value_dtype)
+        return self._find_numeric(keys)
+
+    def _find_numeric(self, keys: Tensor) -> Tensor:
+        sorted_keys, values = self._arrays()
         return _find(sorted_keys, values, self._default, keys)
 
     def lookup(self, keys, name=None):
@@ -408,17 +412,16 @@ class _Table:
     def size(self, name=None):
         """The number of entries, an int64 scalar."""
         del name
-        n = self._arrays()[0].shape[0]
-        return convert_to_tensor(np.int64(n))
+        return convert_to_tensor(np.int64(self._count()))
+
+    def _count(self) -> int:
+        return int(self._arrays()[0].shape[0])
 
     def export(self, name=None):
         """`(keys, values)` of every entry (sorted by key here; TF: hash order)."""
         del name
-        keys, values = self._arrays()
-        return (
-            convert_to_tensor(keys, dtype=self._key_dtype),
-            convert_to_tensor(values, dtype=self._value_dtype),
-        )
+        keys, values = self._host_arrays()
+        return _wrap(keys, self._key_dtype), _wrap(values, self._value_dtype)
 
 
 def _default_arg(default_value, dtype) -> Tensor:
@@ -446,7 +449,9 @@ class StaticHashTable(_Table):
         self._value_dtype = initializer.value_dtype
         self._default = _default_arg(default_value, self._value_dtype)
         if len(self._default.shape) != 0:
-            raise ValueError(f"Shapes {tuple(self._default.shape)} and () are not compatible")
+            raise ValueError(
+                f"Shapes {tuple(self._default.shape)} and () are not compatible"
+            )
         self._keys: Any = None
         self._values: Any = None
         initializer.initialize(self)
@@ -532,7 +537,7 @@ class StaticVocabularyTable:
     def size(self, name=None):
         """Table entries plus `num_oov_buckets`, an int64 scalar."""
         del name
-        n = 0 if self._table is None else int(self._table.size().numpy())
+        n = 0 if self._table is None else self._table._count()
         return convert_to_tensor(np.int64(n + self._num_oov_buckets))
 
     def lookup(self, keys, name=None):
@@ -549,12 +554,12 @@ class StaticVocabularyTable:
                 f"Dtype of argument `keys` must be {self._key_dtype!r}, received: "
                 f"{keys.dtype!r}"
             )
-        n_vocab = 0 if self._table is None else int(self._table.size().numpy())
+        n_vocab = 0 if self._table is None else self._table._count()
         if self._key_dtype == dtypes.string:
             q = _host(keys, "StaticVocabularyTable.lookup")
             ids = _bucket_host(q, self._num_oov_buckets) + n_vocab
             if self._table is not None:
-                found = self._table.lookup(keys).numpy()
+                found = _search(np, *self._table._host_arrays(), -1, q)
                 ids = np.where(found != -1, found, ids)
             return convert_to_tensor(ids)
         return _vocab_ids(*self._int_arrays(), keys, self._num_oov_buckets, n_vocab)
@@ -573,15 +578,41 @@ class StaticVocabularyTable:
 def _vocab_ids(sorted_keys, values, keys, num_buckets, n_vocab):
     keys = keys.astype(_INT64)  # (TF casts integer keys to the table's int64)
     buckets = _int_buckets(keys, num_buckets) + n_vocab
-    ids = _search(jnp, sorted_keys, values, -1, keys)
+    ids = _search(jnp, jnp.asarray(sorted_keys), jnp.asarray(values), -1, keys)
     return jnp.where(ids != -1, ids, buckets)
 
 
 # -- mutable tables --------------------------------------------------------------------
-class _MutableTable(_Table):
-    """Keys and values held sorted: Variables (numeric), or host arrays."""
+@op("LookupTableFindV2", differentiable=False)
+def _find_padded(sorted_keys, values, count, default, keys):
+    """`_find` on capacity-padded arrays: only the first `count` entries hold."""
+    vshape = tuple(values.shape[1:])
+    flat = jnp.reshape(keys, (-1,))
+    idx = jnp.minimum(jnp.searchsorted(sorted_keys, flat), sorted_keys.shape[0] - 1)
+    found = (idx < count) & (sorted_keys[idx] == flat)
+    found = jnp.reshape(found, found.shape + (1,) * len(vshape))
+    got = jnp.where(found, values[idx], jnp.asarray(default, values.dtype))
+    return jnp.reshape(got, tuple(keys.shape) + vshape)
 
-    def _setup(self, key_dtype, value_dtype, default_value, checkpoint, name):
+
+def _padding_key(np_dtype: np.dtype):
+    """Sorts after every key: the dtype's largest value (+inf for floats)."""
+    if np_dtype.kind == "f":
+        return np.inf
+    return np.iinfo(np_dtype).max if np_dtype.kind in "iu" else True
+
+
+class _MutableTable(_Table):
+    """Sorted keys and their values: numeric ones in Variables padded to a
+    capacity that doubles as the table grows (so compiled lookups see fixed
+    shapes between growths), with the entry count in a third Variable; tables
+    with string keys or values keep exact host arrays."""
+
+    _keys: Any
+    _values: Any
+    _n: Any
+
+    def _setup(self, key_dtype, value_dtype, default_value, checkpoint, name, cap):
         self._key_dtype = dtypes.as_dtype(key_dtype)
         self._value_dtype = dtypes.as_dtype(value_dtype)
         self._default = _default_arg(default_value, self._value_dtype)
@@ -589,45 +620,75 @@ class _MutableTable(_Table):
         self._name = name
         self._checkpoint = checkpoint
         self._numeric = dtypes.string not in (self._key_dtype, self._value_dtype)
-        keys = np.zeros([0], dtypes.np_dtype(self._key_dtype) or _OBJECT)
-        values = np.zeros(
-            (0, *self._value_shape), dtypes.np_dtype(self._value_dtype) or _OBJECT
-        )
-        if self._numeric:
-            make = context.hooks.variable_type
-            if make is None:  # (the state layer installs it at import)
-                raise RuntimeError("jaxtape.lookup: Variables are unavailable")
-            self._keys = make(
-                keys,
-                trainable=False,
-                name="table-keys",
-                shape=TensorShape([None]),
-                validate_shape=False,
-            )
-            self._values = make(
-                values,
-                trainable=False,
-                name="table-values",
-                shape=TensorShape([None, *self._value_shape]),
-                validate_shape=False,
-            )
-        else:
+        self._kdt = dtypes.np_dtype(self._key_dtype)
+        self._vdt = dtypes.np_dtype(self._value_dtype)
+        keys = np.zeros([0], self._kdt)
+        values = np.zeros((0, *self._value_shape), self._vdt)
+        if not self._numeric:
             self._keys, self._values = keys, values
+            return
+        make = context.hooks.variable_type
+        if make is None:  # (the state layer installs it at import)
+            raise RuntimeError("jaxtape.lookup: Variables are unavailable")
+        k, v = self._padded(keys, values, cap)
+        var = {"trainable": False, "validate_shape": False}
+        self._keys = make(k, name="table-keys", shape=TensorShape([None]), **var)
+        shape = TensorShape([None, *self._value_shape])
+        self._values = make(v, name="table-values", shape=shape, **var)
+        self._n = make(np.int64(0), name="table-size", **var)
+
+    def _padded(self, keys: np.ndarray, values: np.ndarray, cap: int):
+        k = np.full([cap], _padding_key(self._kdt), self._kdt)
+        v = np.zeros((cap, *self._value_shape), self._vdt)
+        k[: keys.size], v[: keys.size] = keys, values
+        return k, v
+
+    def _capacity_for(self, n: int) -> int:
+        cap = int(to_value(self._keys).shape[0])
+        while n > cap:
+            cap *= 2
+        return cap
 
     def _trackable_children(self) -> dict:
         if not (self._numeric and self._checkpoint):
             return {}
-        return {"table-keys": self._keys, "table-values": self._values}
+        return {
+            "table-keys": self._keys,
+            "table-values": self._values,
+            "table-size": self._n,
+        }
 
     def _arrays(self):
         return self._keys, self._values
 
-    def _store(self, keys: np.ndarray, values: np.ndarray) -> None:
+    def _host_arrays(self):
+        if not self._numeric:
+            return self._keys, self._values
+        n = int(_host(self._n, "reading the table"))
+        keys = _host(self._keys, "reading the table")[:n]
+        return keys, _host(self._values, "reading the table")[:n]
+
+    def _count(self) -> int:
+        return int(self._host_arrays()[0].shape[0])
+
+    def size(self, name=None):
+        """The number of entries, an int64 scalar (also inside jaxtape.function)."""
+        del name
         if self._numeric:
-            self._keys.assign(keys)
-            self._values.assign(values)
-        else:
+            return convert_to_tensor(self._n)
+        return convert_to_tensor(np.int64(self._count()))
+
+    def _find_numeric(self, keys):
+        return _find_padded(self._keys, self._values, self._n, self._default, keys)
+
+    def _store(self, keys: np.ndarray, values: np.ndarray) -> None:
+        if not self._numeric:
             self._keys, self._values = keys, values
+            return
+        k, v = self._padded(keys, values, self._capacity_for(keys.size))
+        self._keys.assign(k)
+        self._values.assign(v)
+        self._n.assign(np.int64(keys.size))
 
     def _check_keys(self, keys: np.ndarray, op_name: str) -> None:
         """DenseHashTable refuses its empty and deleted keys."""
@@ -658,18 +719,11 @@ class _MutableTable(_Table):
         keep = ~np.isin(old_k, k)
         self._store(old_k[keep], old_v[keep])
 
-    def lookup(self, keys, dynamic_default_values=None, name=None):
-        """Looks `keys` up; absent keys get the default value."""
-        if dynamic_default_values is not None:
-            raise NotImplementedError(
-                "jaxtape.lookup: `dynamic_default_values` is not supported."
-            )
-        if not isinstance(keys, SparseTensor | RaggedTensor):
-            k = self._keys_arg(keys)
-            if not _is_traced(k._value):
-                self._check_keys(np.asarray(k._value), "LookupTableFindV2")
-            keys = k
-        return super().lookup(keys, name)
+    def _keys_arg(self, keys):
+        k = super()._keys_arg(keys)
+        if not _is_traced(k._value):
+            self._check_keys(np.asarray(k._value), "LookupTableFindV2")
+        return k
 
 
 class MutableHashTable(_MutableTable):
@@ -677,7 +731,8 @@ class MutableHashTable(_MutableTable):
 
     Values may be vectors: their shape is `default_value`'s. With numeric
     keys and values the contents live in Variables, so a
-    `jaxtape.train.Checkpoint` of an object holding the table saves them.
+    `jaxtape.train.Checkpoint` of an object holding the table saves them,
+    and `lookup`/`size` work on traced keys inside `jaxtape.function`.
 
     >>> t = jaxtape.lookup.experimental.MutableHashTable(
     ...     jaxtape.int64, jaxtape.float32, default_value=-1.)
@@ -687,7 +742,8 @@ class MutableHashTable(_MutableTable):
 
     Differences from TensorFlow: `export` is sorted by key; tables with
     string keys or values are host state that checkpoints do not save;
-    `insert`/`remove` run eagerly (NotImplementedError on traced keys).
+    `insert`/`remove`/`export` run eagerly (NotImplementedError inside
+    `jaxtape.function`).
     """
 
     def __init__(
@@ -700,15 +756,24 @@ class MutableHashTable(_MutableTable):
         experimental_is_anonymous=False,
     ):
         del experimental_is_anonymous
-        self._setup(key_dtype, value_dtype, default_value, checkpoint, name)
+        self._setup(key_dtype, value_dtype, default_value, checkpoint, name, 1024)
+
+    def lookup(self, keys, dynamic_default_values=None, name=None):  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Looks `keys` up; absent keys get the default value."""
+        if dynamic_default_values is not None:
+            raise NotImplementedError(
+                "jaxtape.lookup: `dynamic_default_values` is not supported."
+            )
+        return super().lookup(keys, name=name)
 
 
 class DenseHashTable(_MutableTable):
     """TF's `DenseHashTable`: a mutable table with reserved empty/deleted keys.
 
     `empty_key` and `deleted_key` must differ and may not be inserted, looked
-    up or removed (TF's InvalidArgumentError); `initial_num_buckets` must be a
-    power of 2, at least 4.
+    up or removed (TF's InvalidArgumentError); `initial_num_buckets` (default
+    2**17, as TF) must be a power of 2, at least 4; it is the capacity, which
+    doubles as TF's does when the table is 80% full.
 
     Differences from TensorFlow: scalar keys only; `export` returns the stored
     entries sorted by key (TF returns its whole bucket array).
@@ -727,11 +792,9 @@ class DenseHashTable(_MutableTable):
         experimental_is_anonymous=False,
     ):
         del experimental_is_anonymous
-        self._setup(key_dtype, value_dtype, default_value, checkpoint, name)
-        empty = _host(convert_to_tensor(empty_key, dtype=self._key_dtype), "empty_key")
-        deleted = _host(
-            convert_to_tensor(deleted_key, dtype=self._key_dtype), "deleted_key"
-        )
+        dt = dtypes.as_dtype(key_dtype)
+        empty = _host(convert_to_tensor(empty_key, dtype=dt), "empty_key")
+        deleted = _host(convert_to_tensor(deleted_key, dtype=dt), "deleted_key")
         if empty.ndim or deleted.ndim:
             raise NotImplementedError(
                 "jaxtape.lookup.experimental.DenseHashTable: only scalar keys "
@@ -741,13 +804,20 @@ class DenseHashTable(_MutableTable):
             raise errors.invalid_argument(
                 "Empty and deleted keys cannot be equal", "MutableDenseHashTableV2"
             )
-        n = initial_num_buckets
-        if n is not None and (n < 4 or n & (n - 1)):
+        n = 2**17 if initial_num_buckets is None else int(initial_num_buckets)
+        if n < 4 or n & (n - 1):
             raise errors.invalid_argument(
                 f"Number of buckets must be at least 4 and a power of 2, got: {n}",
                 "MutableDenseHashTableV2",
             )
         self._empty, self._deleted = empty.item(), deleted.item()
+        self._setup(key_dtype, value_dtype, default_value, checkpoint, name, n)
+
+    def _capacity_for(self, n: int) -> int:
+        cap = int(to_value(self._keys).shape[0])
+        while n > 0.8 * cap:  # TF's max load factor
+            cap *= 2
+        return cap
 
     def _check_keys(self, keys: np.ndarray, op_name: str) -> None:
         for key, what in ((self._empty, "empty_key"), (self._deleted, "deleted_key")):
@@ -756,10 +826,5 @@ class DenseHashTable(_MutableTable):
                     f"Using the {what} as a table key is not allowed", op_name
                 )
 
-    def lookup(self, keys, name=None):
-        """Looks `keys` up; absent keys get the default value."""
-        return super().lookup(keys, name=name)
-
     insert_or_assign = _MutableTable.insert
     erase = _MutableTable.remove
-

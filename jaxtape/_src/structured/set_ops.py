@@ -203,7 +203,8 @@ def union(a, b, validate_indices=True):
     Returns:
       A `SparseTensor` with each result set, sorted, in its row.
 
-    >>> jaxtape.sets.union(jaxtape.constant([[1, 2]]), jaxtape.constant([[3, 1]])).values.numpy()
+    >>> a, b = jaxtape.constant([[1, 2]]), jaxtape.constant([[3, 1]])
+    >>> jaxtape.sets.union(a, b).values.numpy()
     array([1, 2, 3], dtype=int32)
     """
     return _set_op(a, b, "union", True, validate_indices)
