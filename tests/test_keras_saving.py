@@ -297,3 +297,45 @@ def test_keras_file_keeps_arguments_that_layers_take(tmp_path):
     np.testing.assert_array_equal(
         loaded.predict(x, verbose=0), model.predict(x, verbose=0)
     )
+
+
+def test_custom_layer_without_get_config_saves_its_arguments(tf, tmp_path):
+    # Keras 3's auto-config: a subclass that does not override get_config is
+    # serialized from its constructor arguments, so a .keras round trip keeps
+    # them (a silent reset to the defaults before); non-plain arguments raise.
+    def make(m):
+        class Scale(m.keras.layers.Layer):
+            def __init__(self, factor=1.0, offsets=(0.0,), name=None, **kwargs):
+                super().__init__(name=name, **kwargs)
+                self.factor, self.offsets = factor, offsets
+
+            def call(self, x):
+                return x * self.factor + self.offsets[0]
+
+        return Scale
+
+    configs = []
+    for m in (tf, jt):
+        Scale = make(m)
+        layer = Scale(2.5, offsets=[1.0], name="scale", trainable=False)
+        configs.append(layer.get_config())
+    assert configs[0] == configs[1]
+
+    Scale = make(jt)
+    model = jt.keras.Sequential([jt.keras.Input((3,)), Scale(2.5, offsets=[1.0])])
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    back = jt.keras.models.load_model(path, custom_objects={"Scale": Scale})
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(back(x).numpy(), model(x).numpy())
+    assert back.layers[-1].factor == 2.5
+
+    for m in (tf, jt):
+
+        class Holder(m.keras.layers.Layer):
+            def __init__(self, fn, **kwargs):
+                super().__init__(**kwargs)
+                self.fn = fn
+
+        with pytest.raises(NotImplementedError):
+            Holder(lambda x: x).get_config()

@@ -165,6 +165,15 @@ class Layer(Module):
     _tracked: dict[str, Any]
     _inbound_nodes: list[Node]  # the layer's calls on KerasTensors, once called
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # Keras 3's auto-config: a subclass without its own `get_config` is
+        # serialized from the constructor arguments it was given (`_auto_config`).
+        instance = super().__new__(cls)
+        instance.__dict__["_auto_config"] = _captured_arguments(
+            instance, cls, args, kwargs
+        )
+        return instance
+
     def __init__(self, trainable=True, name=None, dtype=None, autocast=True, **kwargs):
         """Args: `trainable`, `name` (any string without `/`, `''` included, as
         Keras; None picks `dense`, `dense_1`, ...), `dtype` (a dtype policy
@@ -793,6 +802,11 @@ class Layer(Module):
 
     # -- config ------------------------------------------------------------------
     def get_config(self) -> dict:
+        """The layer's config. A subclass that does not define `get_config`
+        gets Keras 3's auto-config: the constructor arguments it was given
+        (when all are numbers, strings, bools, None or lists/tuples/dicts of
+        them), so that it saves and loads without one; otherwise
+        NotImplementedError, as Keras."""
         cfg = {
             "name": self.name,
             "trainable": self.trainable,
@@ -800,6 +814,8 @@ class Layer(Module):
         }
         if self._batch_input_shape is not None:
             cfg["batch_input_shape"] = list(self._batch_input_shape)
+        if type(self).get_config is Layer.get_config and type(self) is not Layer:
+            return _auto_config(self, cfg)
         return cfg
 
     @classmethod
@@ -808,6 +824,73 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+_AUTO_CONFIG_TYPES = (str, int, float, bool, type(None))
+
+
+def _plain(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return isinstance(value, _AUTO_CONFIG_TYPES)
+
+
+def _captured_arguments(instance, cls, args, kwargs) -> dict | None:
+    """Keras's `Operation.__new__`: the constructor's arguments with their
+    defaults, when `cls(**config)` could rebuild the layer from them (no
+    positional-only or variadic positional ones) and all are plain values;
+    else None (and a note for the error)."""
+    try:
+        signature = inspect.signature(cls.__init__)
+        bound = signature.bind(None, *args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    params = list(signature.parameters.values())[1:]
+    if any(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in params):
+        instance.__dict__["_auto_config_error_args"] = True
+        return None
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    arguments.pop(next(iter(signature.parameters)))  # self
+    for p in params:
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(arguments.pop(p.name, {}))
+        elif p.kind is inspect.Parameter.VAR_POSITIONAL:
+            if arguments.pop(p.name, ()):
+                instance.__dict__["_auto_config_error_args"] = True
+                return None
+    arguments.pop("name", None)
+    return arguments if _plain(arguments) else None
+
+
+def _auto_config(layer, base: dict) -> dict:
+    """Keras 3's `Operation.get_config` for a subclass without one."""
+    captured = layer.__dict__.get("_auto_config")
+    if captured is None:
+        why = (
+            "was created by passing positional-only or variadic positional "
+            "arguments (`*args`) to `__init__()`, which the automatic config "
+            "does not support"
+            if layer.__dict__.get("_auto_config_error_args")
+            else "takes constructor arguments that are not numbers, strings, "
+            "booleans, None or lists/dicts of them"
+        )
+        raise NotImplementedError(
+            f"Layer {type(layer).__name__} {why}, and it does not override "
+            "`get_config()`. Override `get_config()` (and `from_config()` if "
+            "needed) to make it serializable, as Keras requires."
+        )
+    params = inspect.signature(type(layer).__init__).parameters
+    takes_name = "name" in params or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD and n == "kwargs"
+        for n, p in params.items()
+    )
+    cfg = {"name": base["name"]} if takes_name else {}
+    cfg.update(captured)
+    cfg.update({k: v for k, v in base.items() if k != "name"})
+    return cfg
 
 
 def _leaves(value):
