@@ -573,3 +573,19 @@ def test_strings_names_and_arguments_are_tfs(tf):
         assert params(getattr(jaxtape.strings, n)) == want, n
     assert params(jaxtape.as_string) == params(tf.as_string)
     assert jaxtape.strings.as_string is jaxtape.as_string
+
+
+def test_input_signature_with_string_spec(tf):
+    def run(m):
+        @m.function(input_signature=[m.TensorSpec([None], m.string)])
+        def lengths(s):
+            return m.strings.length(s)
+
+        out = [lengths(m.constant(["ab", "c"])), lengths(["xyz"])]
+        try:
+            lengths(m.constant([["x"]]))
+        except TypeError as e:
+            out.append(type(e).__name__)
+        return out
+
+    assert _plain(run(jaxtape)) == _plain(run(tf))

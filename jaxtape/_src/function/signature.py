@@ -20,6 +20,7 @@ from jaxtape._src.core import dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
 from jaxtape._src.state.variable import Variable
+from jaxtape._src.structured import strings
 from jaxtape._src.structured.ragged import RaggedTensor, RaggedTensorSpec
 from jaxtape._src.structured.strings import StringTensor
 
@@ -240,6 +241,8 @@ def _bind_value(value, spec):
 
 def _bind_tensor(value, spec: TensorSpec):
     want = np.dtype(spec.dtype.as_numpy_dtype)
+    if want.kind == "O":  # strings: a static StringTensor (one trace per value)
+        return _bind_strings(value, spec)
     if type(value) is Tensor:
         tensor, converted = value, False
     elif isinstance(value, Variable):
@@ -256,6 +259,17 @@ def _bind_tensor(value, spec: TensorSpec):
             f"Can not cast {got!r} to {TensorSpec(spec.shape, spec.dtype)!r}"
         )
     return tensor, converted
+
+
+def _bind_strings(value, spec: TensorSpec):
+    try:
+        tensor = strings.convert(value)
+    except (TypeError, ValueError) as e:
+        raise _BindError(str(e).split(":")[0]) from None
+    if not spec.shape.is_compatible_with(tensor.shape):
+        got = TensorSpec(tensor.shape, tensor.dtype)
+        raise _BindError(f"Can not cast {got!r} to {spec!r}")
+    return tensor, tensor is not value
 
 
 def _bind_ragged(value, spec: RaggedTensorSpec):
