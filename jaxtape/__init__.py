@@ -283,6 +283,7 @@ from jaxtape import (  # noqa: F401,E402
     nest as nest,
     nn as nn,
     random as random,
+    saved_model as saved_model,
     ragged as ragged,
     sets as sets,
     signal as signal,

@@ -38,7 +38,7 @@ import jax
 import jax.core
 import numpy as np
 
-from jaxtape._src.core import context, dtypes
+from jaxtape._src.core import checks, context, dtypes
 from jaxtape._src.core.compile_cache import guard as _guard
 from jaxtape._src.core.tensor import (
     Tensor,
@@ -514,7 +514,26 @@ class Function:
         pattern = tuple(range(_sig.unknowns(call.key)))
         return self._trace_spec(call, pattern)
 
-    def _trace_spec(self, call: _Call, pattern) -> _Trace:
+    def exportable_trace(self, args=None, kwargs=None, pattern=None) -> _Trace:
+        """A new trace for `args`/`kwargs` (TensorSpecs, unknown sizes
+        symbolic; None: the `input_signature`), without run-time checks and
+        not kept by this Function: the pure program that `saved_model`
+        exports (`_Trace._plain` over its `lifted` Variables, then the
+        array leaves; it returns the values, then the `written` state).
+        `pattern`: which unknown sizes share a symbol (`specialize.
+        dims_pattern`; default: each its own)."""
+        if args is None and not kwargs and self._input_signature is not None:
+            args = tuple(self._input_signature)
+        call = self._spec_call(tuple(args or ()), kwargs or {}, self._input_signature)
+        if pattern is None:
+            pattern = tuple(range(_sig.unknowns(call.key)))
+        saved, checks.compiled_checks = checks.compiled_checks, False
+        try:
+            return self._trace_spec(call, tuple(pattern), keep=False)
+        finally:
+            checks.compiled_checks = saved
+
+    def _trace_spec(self, call: _Call, pattern, keep: bool = True) -> _Trace:
         arrays = [k for k in call.key[1] if k[0] == "array"]
         poly = specialize.make_avals(
             [k[1] for k in arrays], [k[2] for k in arrays], pattern
@@ -535,11 +554,12 @@ class Function:
                 "so that its Variables exist, as tf.function's first call does."
             )
         trace.settle(traced)
-        self._tracing_count += 1
         trace.key = (call.key, pattern)
         trace.signature = self._printed_signature(call, call.key)
         trace.call_args = (call.args, call.kwargs)
-        self._keep(trace, call)
+        if keep:
+            self._tracing_count += 1
+            self._keep(trace, call)
         return trace
 
     def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:

@@ -1,0 +1,1 @@
+"""`jaxtape.saved_model` on `jax.export` (layer L5): `save`, `load`, the manifest."""

@@ -1,0 +1,353 @@
+"""`saved_model.load` (TF's `tf.saved_model.load`): an export, without its code.
+
+Layer L5. The loaded object is a `jaxtape.Module` rebuilt from the manifest:
+sub-Modules, lists and dicts along the saved object-graph paths, the saved
+Variables restored from the checkpoint storage, and each saved function as
+a `jaxtape.function` with the saved `input_signature` whose body runs the
+deserialized `jax.export` program on the Variables it reads (one recorded
+op for tapes) and assigns the ones it writes. So a loaded function binds
+its arguments as the original did, compiles per shape, writes its state
+back and is differentiable under a `GradientTape` with respect to the
+loaded Variables (the programs are exported with their first-order VJP).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import os
+import re
+
+import jax
+import numpy as np
+
+from jaxtape._src.checkpoint import storage
+from jaxtape._src.core import errors
+from jaxtape._src.core.dispatch import OpInfo, dispatch_raw
+from jaxtape._src.core.tensor import Tensor, TensorSpec
+from jaxtape._src.function import signature as _sig
+from jaxtape._src.function.function import Function
+from jaxtape._src.saved_model import manifest as _manifest
+from jaxtape._src.state.module import Module
+from jaxtape._src.state.variable import Variable
+
+
+class LoadOptions:
+    """TF's `tf.saved_model.LoadOptions`: every field is accepted with its
+    default; others raise `NotImplementedError` when `load` reads them."""
+
+    _DEFAULTS = dict(
+        allow_partial_checkpoint=False,
+        experimental_io_device=None,
+        experimental_skip_checkpoint=False,
+        experimental_variable_policy=None,
+        experimental_load_function_aliases=False,
+    )
+
+    def __init__(
+        self,
+        allow_partial_checkpoint=False,
+        experimental_io_device=None,
+        experimental_skip_checkpoint=False,
+        experimental_variable_policy=None,
+        experimental_load_function_aliases=False,
+    ):
+        self.allow_partial_checkpoint = allow_partial_checkpoint
+        self.experimental_io_device = experimental_io_device
+        self.experimental_skip_checkpoint = experimental_skip_checkpoint
+        self.experimental_variable_policy = experimental_variable_policy
+        self.experimental_load_function_aliases = experimental_load_function_aliases
+
+    def _check_supported(self) -> None:
+        for name, default in self._DEFAULTS.items():
+            if getattr(self, name) != default:
+                raise NotImplementedError(
+                    f"saved_model.load: LoadOptions({name}=...) is not supported by "
+                    f"jaxtape (got {getattr(self, name)!r}); leave it at its default "
+                    f"{default!r}."
+                )
+
+
+class _Loaded(Module):
+    """An object rebuilt by `load` (TF's revived `_UserObject`), a Module:
+    `variables`/`trainable_variables` are the loaded Variables."""
+
+    signatures: collections.abc.Mapping  # (the root's: `_SignatureMap`)
+
+    def __init__(self, name: str = "loaded"):
+        super().__init__(name=name)
+
+    def __call__(self, *args, **kwargs):
+        fn = self.__dict__.get("__call__")
+        if fn is None:
+            raise TypeError(
+                f"The loaded object {self.name!r} is not callable: the saved object "
+                "had no `__call__` jaxtape.function with an input_signature."
+            )
+        return fn(*args, **kwargs)
+
+
+class _ExportedCall:
+    """The primitive tapes record for one call of a deserialized program."""
+
+    def __init__(self, exported, name: str):
+        self.exported = exported
+        self.__name__ = name
+
+    def __call__(self, *vals):
+        return tuple(self.exported.call(*vals))
+
+
+def _program_function(name, parameters, input_signature, program, variables):
+    """A `jaxtape.function` with `input_signature` whose body runs `program`
+    (`(Exported, Variable indices, written positions, outputs nest)`)."""
+    exported, var_ids, written, outputs = program
+    used = [variables[i] for i in var_ids]
+    n_values = len(exported.out_avals) - len(written)
+    info = OpInfo(_ExportedCall(exported, name), f"saved_model:{name}", False, True)
+
+    def body(*args):
+        leaves = jax.tree_util.tree_leaves(args, is_leaf=lambda x: type(x) is Tensor)
+        reads = [v.read_value() for v in used]
+        out = dispatch_raw(info, [*reads, *leaves], ())
+        out = list(out) if isinstance(out, (tuple, list)) else [out]
+        for position, value in zip(written, out[n_values:]):
+            used[position].assign(value)
+        return _manifest.nest_of(outputs, lambda e: out[e["tensor"]["index"]])
+
+    body.__name__ = body.__qualname__ = name
+    body.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for p in parameters
+        ]
+    )
+    return Function(body, input_signature=input_signature, autograph=False, name=name)
+
+
+class _Signature:
+    """A loaded signature (TF's signature `ConcreteFunction`): called with its
+    inputs by name (or in order), returns a dict of its named outputs; an
+    input of the wrong shape or dtype raises `InvalidArgumentError` naming
+    the expected TensorSpec, as TF's does."""
+
+    def __init__(self, name, inputs: dict, outputs: dict, function: Function):
+        self.name = name
+        self._inputs = inputs  # name -> TensorSpec, in the program's order
+        self._outputs = outputs  # key -> TensorSpec
+        self._function = function
+
+    @property
+    def structured_input_signature(self):
+        return (), dict(self._inputs)
+
+    @property
+    def structured_outputs(self):
+        return dict(self._outputs)
+
+    def __call__(self, *args, **kwargs):
+        names = list(self._inputs)
+        if len(args) > len(names):
+            raise TypeError(
+                f"Signature {self.name!r} takes {len(names)} inputs ({names}); got "
+                f"{len(args)} positional arguments."
+            )
+        values = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in self._inputs:
+                raise TypeError(
+                    f"Signature {self.name!r} got an unexpected keyword argument "
+                    f"{key!r}; its inputs are {names}."
+                )
+            if key in values:
+                raise TypeError(
+                    f"Signature {self.name!r} got multiple values for argument {key!r}."
+                )
+            values[key] = value
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise TypeError(
+                f"Signature {self.name!r} is missing required arguments {missing}."
+            )
+        tensors = []
+        for i, (name, spec) in enumerate(self._inputs.items()):
+            try:
+                tensor, _ = _sig._bind_tensor(values[name], spec)
+            except _sig._BindError as e:
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Signature {self.name!r}: input #{i} {name!r} was expected to "
+                    f"be {spec!r} ({e}).",
+                ) from None
+            tensors.append(tensor)
+        return self._function(*tensors)
+
+    def __repr__(self):
+        return f"<jaxtape.saved_model signature {self.name!r}>"
+
+
+class _SignatureMap(collections.abc.Mapping):
+    """The loaded object's `signatures` (TF's `_SignatureMap`)."""
+
+    def __init__(self, signatures: dict):
+        self._signatures = signatures
+
+    def __getitem__(self, key):
+        return self._signatures[key]
+
+    def __iter__(self):
+        return iter(self._signatures)
+
+    def __len__(self):
+        return len(self._signatures)
+
+    def __repr__(self):
+        return f"_SignatureMap({self._signatures!r})"
+
+
+def contains_saved_model(export_dir) -> bool:
+    """Whether `export_dir` holds a jaxtape SavedModel (TF's function; the
+    file it looks for is `manifest.json`)."""
+    return os.path.isfile(os.path.join(os.fspath(export_dir), _manifest.MANIFEST))
+
+
+def load(export_dir, tags=None, options=None):
+    """Loads an export written by `jaxtape.saved_model.save` (TF's
+    `tf.saved_model.load`); the saved object's Python code is not needed.
+
+    Returns a `jaxtape.Module` with the saved sub-objects and Variables at
+    their attribute paths, the saved functions as attributes (the same
+    arguments and outputs as the originals; assigning functions still
+    assign), and `signatures` (`signatures['serving_default'](x=...)`
+    returns a dict of outputs). `trainable_variables` are the loaded
+    trainable Variables, differentiable through the loaded functions.
+
+    Errors: `OSError` for a directory without `manifest.json`, ValueError
+    for a newer format version, `NotFoundError`/`DataLossError` for missing
+    or damaged variables.
+
+    Differences from TensorFlow: `tags` may only be None or `"serve"`
+    (jaxtape exports have one meta graph); a loaded `tf.Module` is a
+    `jaxtape.Module` with `variables`/`trainable_variables` (TF 2.21's
+    revived object has neither).
+    """
+    if tags is not None and tags not in ("serve", ["serve"], ("serve",), {"serve"}):
+        raise NotImplementedError(
+            f"saved_model.load(tags={tags!r}) is not supported by jaxtape: its "
+            "exports hold one set of functions; pass tags=None."
+        )
+    if options is not None:
+        if not isinstance(options, LoadOptions):
+            raise TypeError(
+                f"saved_model.load: options must be a LoadOptions, got {options!r}."
+            )
+        options._check_supported()
+    export_dir = os.path.abspath(os.fspath(export_dir))
+    if not os.path.lexists(export_dir):  # a save killed between its two renames
+        parent, name = os.path.split(export_dir)
+        storage.remove_leftovers(parent, re.escape(name))
+    manifest = _manifest.read(export_dir)
+    values = storage.read(os.path.join(export_dir, _manifest.VARIABLES))
+    root = _Loaded()
+    objects: dict[str, object] = {"": root}
+    variables = []
+    by_path = {}
+    for entry in manifest["variables"]:
+        path = entry["path"]
+        if path not in values:
+            raise errors.NotFoundError(
+                None,
+                None,
+                f"The variables of {export_dir} have no value for {path!r}; the "
+                "export is incomplete. Save the model again.",
+            )
+        value = values[path]
+        v = Variable(
+            value.astype(np.dtype(entry["dtype"])).reshape(entry["shape"]),
+            trainable=entry["trainable"],
+            name=entry["name"].rsplit(":", 1)[0],
+            dtype=np.dtype(entry["dtype"]),
+        )
+        variables.append(v)
+        by_path[path] = v
+    for path, kind in manifest["objects"]:
+        if kind == "variable":
+            obj = by_path[path]
+        elif kind == "list":
+            obj = []
+        elif kind == "dict":
+            obj = {}
+        else:
+            obj = _Loaded(_module_name(path))
+        _attach(objects, path, obj)
+        objects[path] = obj
+    programs = [_read_program(export_dir, p) for p in manifest["programs"]]
+    for entry in manifest["functions"]:
+        specs = _manifest.nest_of(entry["input_signature"], _manifest.spec_of)
+        fn = _program_function(
+            entry["name"],
+            entry["parameters"],
+            specs,
+            programs[entry["program"]],
+            variables,
+        )
+        target = objects[entry["object"]]
+        if isinstance(target, Module):
+            setattr(target, entry["name"], fn)
+    signatures = {}
+    for name, entry in manifest["signatures"].items():
+        inputs = {k: _manifest.spec_of(e) for k, e in entry["inputs"]["dict"]}
+        outputs = {k: _manifest.spec_of(e) for k, e in entry["outputs"]["dict"]}
+        params = [f"args_{i}" for i in range(len(inputs))]
+        fn = _program_function(
+            name,
+            params,
+            [TensorSpec(s.shape, s.dtype) for s in inputs.values()],
+            (*programs[entry["program"]][:3], entry["outputs"]),
+            variables,
+        )
+        outputs = {k: TensorSpec(s.shape, s.dtype, k) for k, s in outputs.items()}
+        inputs = {k: TensorSpec(s.shape, s.dtype, k) for k, s in inputs.items()}
+        signatures[name] = _Signature(name, inputs, outputs, fn)
+    root.signatures = _SignatureMap(signatures)
+    return root
+
+
+def _module_name(path: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", path.rsplit("/", 1)[-1])
+    return name if name[:1].isalpha() or name[:1] == "_" else f"_{name}"
+
+
+def _attach(objects: dict, path: str, obj) -> None:
+    parent_path, _, name = path.rpartition("/")
+    parent = objects[parent_path]
+    name = name.replace(".S", "/")
+    if isinstance(parent, list):
+        parent.append(obj)
+    elif isinstance(parent, dict):
+        parent[name] = obj
+    else:
+        setattr(parent, name, obj)
+
+
+def _read_program(export_dir: str, entry: dict):
+    path = os.path.join(export_dir, entry["file"])
+    try:
+        with open(path, "rb") as f:
+            exported = jax.export.deserialize(bytearray(f.read()))
+    except FileNotFoundError:
+        raise errors.NotFoundError(
+            None,
+            None,
+            f"The exported program {path} is missing; the export is incomplete. "
+            "Save the model again.",
+        ) from None
+    except Exception as e:
+        raise errors.DataLossError(
+            None,
+            None,
+            f"The exported program {path} cannot be read ({type(e).__name__}: {e}). "
+            "Save the model again.",
+        ) from e
+    return exported, entry["variables"], entry["written"], entry["outputs"]
