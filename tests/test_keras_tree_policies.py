@@ -476,3 +476,13 @@ def test_operation_subclass_calls_call():
     assert op.name.startswith("double") and op(3) == 6
     with pytest.raises(NotImplementedError, match="compute_output_spec"):
         op(jaxtape.keras.Input((2,)))
+
+
+def test_keras_tensor_takes_keras_positional_arguments(tf):
+    # Keras 3's third positional argument is `sparse` (it was jaxtape's
+    # producer node, so `KerasTensor(s, "float32", True)` set a bogus producer).
+    for m in (tf, jaxtape):
+        kt = m.keras.KerasTensor((None, 3), "float32")
+        assert (tuple(kt.shape), kt.sparse, kt.ragged) == ((None, 3), False, False)
+    with pytest.raises(NotImplementedError, match="sparse"):
+        jaxtape.keras.KerasTensor((None, 3), "float32", True)

@@ -42,10 +42,21 @@ class KerasTensor:
 
     _input_layer: InputLayer  # on a `keras.Input` tensor only: its InputLayer
 
-    def __init__(self, shape, dtype="float32", producer=None, name=None):
+    def __init__(self, shape, dtype="float32", sparse=False, ragged=False,
+                 record_history=True, name=None, *, producer=None):  # fmt: skip
+        """Keras 3's arguments; `producer` (jaxtape's) is the Node that
+        computes it (None for an Input). Sparse and ragged symbolic tensors
+        raise NotImplementedError."""
+        if sparse or ragged:
+            raise NotImplementedError(
+                "KerasTensor(sparse=True / ragged=True): sparse and ragged "
+                "functional-model inputs are not supported by jaxtape."
+            )
         self.shape = TensorShape(shape)
         self.dtype = dtypes.as_dtype(dtype)
-        self._producer = producer  # the Node that computes it; None for an Input
+        self.sparse, self.ragged = False, False
+        self.record_history = bool(record_history)
+        self._producer = producer
         self.name = name
 
     @property

@@ -743,7 +743,7 @@ class Layer(Module):
             shape = list(t.shape)
             if batch_unknown and shape:
                 shape[0] = None
-            return KerasTensor(shape, t.dtype, node, name=self.name)
+            return KerasTensor(shape, t.dtype, name=self.name, producer=node)
 
         outputs = map_structure(symbolic, out)
         node.outputs = outputs

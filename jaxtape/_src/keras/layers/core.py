@@ -80,7 +80,7 @@ class InputLayer(Layer):
         super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
         self._batch_input_shape = (batch_size, *tuple(shape))
         self.output = KerasTensor(
-            self._batch_input_shape, self._dtype.name, None, name=self.name
+            self._batch_input_shape, self._dtype.name, name=self.name
         )
         self._last_output_shape = self._batch_input_shape  # (for `summary`)
         self.built = True
