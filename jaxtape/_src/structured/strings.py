@@ -104,6 +104,13 @@ class StringTensor(Tensor):
 
     __hash__ = Tensor.__hash__
 
+    def __iter__(self) -> Any:
+        # (on the host: each row at once, not a dispatched slice per row)
+        if not self._v.shape:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        for i in range(self._v.shape[0]):
+            yield StringTensor(self._v[i : i + 1].reshape(self._v.shape[1:]))
+
     def __radd__(self, other: Any) -> Any:
         # (Tensor's `__radd__` runs `self + other`: string `+` does not commute)
         return math_ops._add(other, self)
@@ -297,14 +304,18 @@ def _string_positions(info: OpInfo, ins: tuple) -> list[bool]:
     return out
 
 
-def _encoded(info: OpInfo, ins: tuple) -> tuple[tuple, np.ndarray]:
-    """The inputs with strings as int32 codes (one per distinct string), and the
-    table from codes back to strings."""
+def _encoded(info: OpInfo, ins: tuple, canonical: bool) -> tuple[tuple, np.ndarray]:
+    """The inputs with strings as int32 codes, and the table from codes back to
+    strings: each string's position, or (`canonical`, for comparisons) one
+    code per distinct string."""
     where = _string_positions(info, ins)
     _check_kinds(info, ins, where)
     arrays = [as_strings(a)._v for a, s in zip(ins, where) if s]
     flat = np.concatenate([a.ravel() for a in arrays]) if arrays else np.empty(0)
-    table, codes = np.unique(flat, return_inverse=True) if flat.size else (flat, flat)
+    if canonical and flat.size:
+        table, codes = np.unique(flat, return_inverse=True)
+    else:
+        table, codes = flat, np.arange(flat.size)
     out = []
     it = iter(arrays)
     offset = 0
@@ -381,9 +392,9 @@ def _decoded(out, table: np.ndarray, op_name: str):
     return StringTensor(out)
 
 
-def _run_coded(info: OpInfo, ins: tuple, params: tuple):
+def _run_coded(info: OpInfo, ins: tuple, params: tuple, canonical: bool = False):
     with jax.ensure_compile_time_eval():  # (concrete codes inside a trace too)
-        coded, table = _encoded(info, ins)
+        coded, table = _encoded(info, ins, canonical)
         return dispatch.dispatch(info, coded, params), table
 
 
@@ -395,12 +406,12 @@ def _moved(info: OpInfo, ins: tuple, params: tuple):
 
 def _compared(info: OpInfo, ins: tuple, params: tuple):
     """equal / not_equal: on codes (equal strings have equal codes)."""
-    out, _ = _run_coded(info, ins, params)
+    out, _ = _run_coded(info, ins, params, canonical=True)
     return out
 
 
 def _unique(info: OpInfo, ins: tuple, params: tuple):
-    out, table = _run_coded(info, ins, params)
+    out, table = _run_coded(info, ins, params, canonical=True)
     y, *rest = out
     return (_decoded(y, table, info.name), *rest)
 
