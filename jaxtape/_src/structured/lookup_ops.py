@@ -342,7 +342,7 @@ class _Table:
 
     @property
     def name(self):
-        """The table's name (None for a StaticHashTable, as in TF)."""
+        """None: TF's eager tables have no name."""
         return self._name
 
     @property
@@ -444,7 +444,8 @@ class StaticHashTable(_Table):
         self, initializer, default_value, name=None, experimental_is_anonymous=False
     ):
         del experimental_is_anonymous
-        self._name = name.split("/")[-1] if name else None
+        del name  # (TF's eager tables have no name: `name` is None)
+        self._name = None
         self._key_dtype = initializer.key_dtype
         self._value_dtype = initializer.value_dtype
         self._default = _default_arg(default_value, self._value_dtype)
@@ -589,7 +590,7 @@ def _find_padded(sorted_keys, values, count, default, keys):
     vshape = tuple(values.shape[1:])
     flat = jnp.reshape(keys, (-1,))
     idx = jnp.minimum(jnp.searchsorted(sorted_keys, flat), sorted_keys.shape[0] - 1)
-    found = (idx < count) & (sorted_keys[idx] == flat)
+    found = (idx < count.astype(idx.dtype)) & (sorted_keys[idx] == flat)
     found = jnp.reshape(found, found.shape + (1,) * len(vshape))
     got = jnp.where(found, values[idx], jnp.asarray(default, values.dtype))
     return jnp.reshape(got, tuple(keys.shape) + vshape)
@@ -617,7 +618,8 @@ class _MutableTable(_Table):
         self._value_dtype = dtypes.as_dtype(value_dtype)
         self._default = _default_arg(default_value, self._value_dtype)
         self._value_shape = tuple(self._default.shape)
-        self._name = name
+        del name  # (TF's eager tables have no name: `name` is None)
+        self._name = None
         self._checkpoint = checkpoint
         self._numeric = dtypes.string not in (self._key_dtype, self._value_dtype)
         self._kdt = dtypes.np_dtype(self._key_dtype)
@@ -720,7 +722,8 @@ class _MutableTable(_Table):
         self._store(old_k[keep], old_v[keep])
 
     def _keys_arg(self, keys):
-        k = super()._keys_arg(keys)
+        # (TF converts: a Tensor of another dtype is a ValueError here)
+        k = convert_to_tensor(keys, dtype=self._key_dtype)
         if not _is_traced(k._value):
             self._check_keys(np.asarray(k._value), "LookupTableFindV2")
         return k

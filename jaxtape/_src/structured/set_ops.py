@@ -126,7 +126,7 @@ def _groups(x, which: str, validate: bool, op_name: str) -> tuple[tuple, dict]:
     vals = _host_values(x, which)
     _rank_at_least_2(vals.shape, op_name)
     lead = vals.shape[:-1]
-    rows = vals.reshape(-1, vals.shape[-1]).tolist()
+    rows = vals.reshape(int(np.prod(lead)), vals.shape[-1]).tolist()
     return lead, dict(zip(np.ndindex(*lead), map(set, rows)))
 
 
