@@ -290,6 +290,30 @@ ROWS: dict[str, Row] = {
         build=_mutable,
         compiled=True,
     ),
+    "mutable_dynamic_defaults": row(
+        lambda m, t: t.lookup(
+            m.constant([[1, 2], [3, 9]], m.int64),
+            dynamic_default_values=m.constant([[7.0, 8.0], [9.0, 10.0]]),
+        ),
+        build=_mutable,
+    ),
+    "mutable_dynamic_defaults_compiled": row(
+        lambda m, t, k, d: t.lookup(k, dynamic_default_values=d),
+        np.array([1, 9], I64),
+        np.array([5.0, 6.0], np.float32),
+        build=_mutable,
+        compiled=True,
+    ),
+    "mutable_dynamic_default_scalar": row(
+        lambda m, t: t.lookup(m.constant([1, 9], m.int64), dynamic_default_values=7.0),
+        build=_mutable,
+    ),
+    "mutable_dynamic_default_bad_shape": row(
+        lambda m, t: t.lookup(
+            m.constant([1, 9], m.int64), dynamic_default_values=m.constant([7.0])
+        ),
+        build=_mutable,
+    ),
     "mutable_insert_replace_remove": row(
         lambda m, t: (
             t.insert(m.constant([1, 4], m.int64), m.constant([9.0, 4.0])),
@@ -571,3 +595,25 @@ def test_large_tables_match_tensorflow(tf):
         out.append(t.lookup(m.constant(queries)).numpy().tolist())
         out.append(v.lookup(m.constant(queries)).numpy().tolist())
     assert got == want
+
+
+def test_lookups_are_constants_on_a_tape(tf):
+    def grad(m):
+        x = m.Variable(2.0)
+        table = _int_table(m)
+        with m.GradientTape() as tape:
+            y = m.reduce_sum(table.lookup(m.constant([2, 3])) * x)
+        return float(tape.gradient(y, x).numpy())
+
+    assert grad(jaxtape) == grad(tf)
+
+
+def test_set_results_need_concrete_numbers_inside_function():
+    @jaxtape.function
+    def union(a, b):
+        return jaxtape.sets.union(a, b).values
+
+    with pytest.raises(NotImplementedError, match="sets"):
+        union(jaxtape.constant([[1, 2]]), jaxtape.constant([[3]]))
+    words = union(jaxtape.constant([["a", "b"]]), jaxtape.constant([["c", "a"]]))
+    assert words.numpy().tolist() == [b"a", b"b", b"c"]

@@ -45,8 +45,11 @@ class TextFileIndex:
 
 # -- the pure lookup -------------------------------------------------------------------
 def _search(xp, sorted_keys, values, default, keys):
-    """`values` where `keys` are in `sorted_keys`, else `default` (xp: np or jnp)."""
+    """`values` where `keys` are in `sorted_keys`, else `default` (xp: np or jnp).
+
+    `default` has the values' shape, or one per key (`keys.shape + that`)."""
     vshape = tuple(values.shape[1:])
+    default = _per_key(xp, default, values.dtype, vshape)
     flat = xp.reshape(keys, (-1,))
     out_shape = tuple(keys.shape) + vshape
     if sorted_keys.shape[0] == 0:  # (static: nothing to find)
@@ -55,8 +58,16 @@ def _search(xp, sorted_keys, values, default, keys):
     idx = xp.minimum(idx, sorted_keys.shape[0] - 1)
     found = sorted_keys[idx] == flat
     found = xp.reshape(found, found.shape + (1,) * len(vshape))
-    got = xp.where(found, values[idx], xp.asarray(default, values.dtype))
+    got = xp.where(found, values[idx], default)
     return xp.reshape(got, out_shape)
+
+
+def _per_key(xp, default, dtype, vshape: tuple):
+    """`default` as an array that broadcasts against the flat `[n, *vshape]`."""
+    default = xp.asarray(default, dtype)
+    if default.ndim > len(vshape):  # (a default per key: flatten the keys)
+        default = xp.reshape(default, (-1, *vshape))
+    return default
 
 
 @op("LookupTableFindV2", differentiable=False)
@@ -375,23 +386,23 @@ class _Table:
             )
         return convert_to_tensor(keys, dtype=self._key_dtype)
 
-    def _lookup_dense(self, keys: Tensor) -> Tensor:
+    def _lookup_dense(self, keys: Tensor, default) -> Tensor:
         string_keys = self._key_dtype == dtypes.string
         if string_keys or self._value_dtype == dtypes.string:
             sk, vals = self._host_arrays()
             q = _host(keys, "lookup with string keys or values")
-            default = _host(self._default, "lookup")
+            default = _host(default, "lookup")
             if not string_keys:
                 q = q.astype(sk.dtype)
             out = _search(np, sk, vals, default, q)
             if self._value_dtype == dtypes.string:
                 out = np.asarray(out, _OBJECT)
             return _wrap(out, self._value_dtype)
-        return self._find_numeric(keys)
+        return self._find_numeric(keys, default)
 
-    def _find_numeric(self, keys: Tensor) -> Tensor:
+    def _find_numeric(self, keys: Tensor, default) -> Tensor:
         sorted_keys, values = self._arrays()
-        return _find(sorted_keys, values, self._default, keys)
+        return _find(sorted_keys, values, default, keys)
 
     def lookup(self, keys, name=None):
         """Looks `keys` up: a value per key, `default_value` where absent.
@@ -404,7 +415,7 @@ class _Table:
             return keys.with_values(self.lookup(keys.values))
         if isinstance(keys, RaggedTensor):
             return keys.with_flat_values(self.lookup(keys.flat_values))
-        return self._lookup_dense(self._keys_arg(keys))
+        return self._lookup_dense(self._keys_arg(keys), self._default)
 
     def __getitem__(self, keys):
         return self.lookup(keys)
@@ -592,7 +603,7 @@ def _find_padded(sorted_keys, values, count, default, keys):
     idx = jnp.minimum(jnp.searchsorted(sorted_keys, flat), sorted_keys.shape[0] - 1)
     found = (idx < count.astype(idx.dtype)) & (sorted_keys[idx] == flat)
     found = jnp.reshape(found, found.shape + (1,) * len(vshape))
-    got = jnp.where(found, values[idx], jnp.asarray(default, values.dtype))
+    got = jnp.where(found, values[idx], _per_key(jnp, default, values.dtype, vshape))
     return jnp.reshape(got, tuple(keys.shape) + vshape)
 
 
@@ -680,8 +691,8 @@ class _MutableTable(_Table):
             return convert_to_tensor(self._n)
         return convert_to_tensor(np.int64(self._count()))
 
-    def _find_numeric(self, keys):
-        return _find_padded(self._keys, self._values, self._n, self._default, keys)
+    def _find_numeric(self, keys, default):
+        return _find_padded(self._keys, self._values, self._n, default, keys)
 
     def _store(self, keys: np.ndarray, values: np.ndarray) -> None:
         if not self._numeric:
@@ -762,12 +773,28 @@ class MutableHashTable(_MutableTable):
         self._setup(key_dtype, value_dtype, default_value, checkpoint, name, 1024)
 
     def lookup(self, keys, dynamic_default_values=None, name=None):  # pyright: ignore[reportIncompatibleMethodOverride]
-        """Looks `keys` up; absent keys get the default value."""
-        if dynamic_default_values is not None:
+        """Looks `keys` up; absent keys get the default value.
+
+        `dynamic_default_values` (optional) replaces `default_value` for this
+        call: of the value shape, or one per key (`keys.shape + value shape`).
+        """
+        if dynamic_default_values is None:
+            return super().lookup(keys, name=name)
+        if isinstance(keys, SparseTensor | RaggedTensor):
             raise NotImplementedError(
-                "jaxtape.lookup: `dynamic_default_values` is not supported."
+                "jaxtape.lookup: `dynamic_default_values` with SparseTensor or "
+                "RaggedTensor keys is not supported; look up `keys.values`."
             )
-        return super().lookup(keys, name=name)
+        k = self._keys_arg(keys)
+        default = convert_to_tensor(dynamic_default_values, dtype=self._value_dtype)
+        vshape = list(self._value_shape)
+        if list(default.shape) not in (vshape, list(k.shape) + vshape):
+            raise errors.invalid_argument(
+                f"Expected shape {vshape} or {list(k.shape) + vshape} for default "
+                f"value, got {list(default.shape)}",
+                "LookupTableFindV2",
+            )
+        return self._lookup_dense(k, default)
 
 
 class DenseHashTable(_MutableTable):
