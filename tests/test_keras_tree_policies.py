@@ -486,3 +486,16 @@ def test_keras_tensor_takes_keras_positional_arguments(tf):
         assert (tuple(kt.shape), kt.sparse, kt.ragged) == ((None, 3), False, False)
     with pytest.raises(NotImplementedError, match="sparse"):
         jaxtape.keras.KerasTensor((None, 3), "float32", True)
+
+
+def test_layer_weight_value_is_keras_3s_property(tf):
+    # tf.keras 3: `layer.kernel.value` is the backing variable (a property);
+    # calling it raises TypeError, as there.
+    for m in (tf, jaxtape):
+        layer = m.keras.layers.Dense(2)
+        layer.build((None, 3))
+        x = np.ones((1, 3), np.float32)
+        out = m.matmul(x, layer.kernel.value)
+        np.testing.assert_allclose(out.numpy(), x @ layer.kernel.numpy(), rtol=1e-6)
+        with pytest.raises(TypeError):
+            layer.kernel.value()

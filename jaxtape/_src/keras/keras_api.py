@@ -72,8 +72,7 @@ class Variable(metaclass=_KerasVariableMeta):
     ('w', array([1., 1.], dtype=float32))
 
     Differences from Keras: the result is a `jaxtape.Variable`, so `dtype` is
-    a jaxtape dtype (it compares equal to its name) and `value` is TF's
-    method (`v.value()`), not Keras 3's property.
+    a jaxtape dtype (it compares equal to its name).
     """
 
     def __new__(

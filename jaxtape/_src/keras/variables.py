@@ -34,6 +34,12 @@ class KerasVariable(Variable):
     def path(self) -> str:
         return self._path
 
+    @property
+    def value(self) -> KerasVariable:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """The backing variable (Keras 3's property on TF: its `tf.Variable`),
+        usable as a tensor or assigned; `value()` raises TypeError, as there."""
+        return self
+
     def __repr__(self) -> str:
         try:
             value = f", value={np.asarray(self._read_raw())}"
