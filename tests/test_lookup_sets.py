@@ -617,3 +617,19 @@ def test_set_results_need_concrete_numbers_inside_function():
         union(jaxtape.constant([[1, 2]]), jaxtape.constant([[3]]))
     words = union(jaxtape.constant([["a", "b"]]), jaxtape.constant([["c", "a"]]))
     assert words.numpy().tolist() == [b"a", b"b", b"c"]
+
+
+def test_host_tables_are_not_baked_into_compiled_functions():
+    table = jaxtape.lookup.experimental.MutableHashTable(
+        jaxtape.string, jaxtape.int64, default_value=-1
+    )
+    table.insert(["a"], jaxtape.constant([1], jaxtape.int64))
+    static = _str_table(jaxtape)
+
+    @jaxtape.function
+    def find(t, k):
+        return t.lookup(k)
+
+    with pytest.raises(NotImplementedError, match="host"):
+        find(table, jaxtape.constant(["a"]))
+    assert find(static, jaxtape.constant(["c", "x"])).numpy().tolist() == [2, -1]

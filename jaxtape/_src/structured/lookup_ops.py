@@ -676,6 +676,12 @@ class _MutableTable(_Table):
 
     def _host_arrays(self):
         if not self._numeric:
+            if errors.tracing():  # (contents read now would be baked in)
+                raise NotImplementedError(
+                    "jaxtape.lookup: a mutable table with string keys or values "
+                    "lives on the host, so jaxtape.function cannot read it at run "
+                    "time. Use it outside the function, or numeric keys and values."
+                )
             return self._keys, self._values
         n = int(_host(self._n, "reading the table"))
         keys = _host(self._keys, "reading the table")[:n]
