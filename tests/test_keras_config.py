@@ -259,3 +259,17 @@ def test_unsafe_deserialization_loads_tf_keras_lambda(both, tf, tmp_path):
         outs.append(load(path).predict(x, verbose=0))
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
     np.testing.assert_allclose(explicit.predict(x, verbose=0), outs[0], rtol=1e-6)
+
+
+def test_setters_take_keras_argument_names(tf):
+    # Keywords port: `set_image_data_format(data_format=...)` as in Keras.
+    import inspect
+
+    for name in dir(tf.keras.config):
+        theirs = getattr(tf.keras.config, name)
+        if name.startswith("_") or not callable(theirs):
+            continue
+        ours = getattr(jaxtape.keras.config, name)
+        assert list(inspect.signature(ours).parameters) == list(
+            inspect.signature(theirs).parameters
+        ), name

@@ -45,10 +45,10 @@ def image_data_format() -> str:
     return _IMAGE_FORMAT["value"]
 
 
-def set_image_data_format(value: str) -> None:
-    if value not in ("channels_last", "channels_first"):
+def set_image_data_format(data_format: str) -> None:
+    if data_format not in ("channels_last", "channels_first"):
         raise ValueError(
             f"image_data_format must be 'channels_last' or 'channels_first'; got "
-            f"{value!r}."
+            f"{data_format!r}."
         )
-    _IMAGE_FORMAT["value"] = value
+    _IMAGE_FORMAT["value"] = data_format
