@@ -223,9 +223,10 @@ def load(export_dir, tags=None, options=None):
     returns a dict of outputs). `trainable_variables` are the loaded
     trainable Variables, differentiable through the loaded functions.
 
-    Errors: `OSError` for a directory without `manifest.json`, ValueError
-    for a newer format version, `NotFoundError`/`DataLossError` for missing
-    or damaged variables.
+    Errors (TF's types): `OSError` for a directory without
+    `manifest.json`, `FileNotFoundError` when its variables are missing;
+    ValueError for a newer format version, `DataLossError` for damaged
+    variables or programs.
 
     Differences from TensorFlow: `tags` may only be None or `"serve"`
     (jaxtape exports have one meta graph); a loaded `tf.Module` is a
@@ -248,7 +249,7 @@ def load(export_dir, tags=None, options=None):
         parent, name = os.path.split(export_dir)
         storage.remove_leftovers(parent, re.escape(name))
     manifest = _manifest.read(export_dir)
-    values = storage.read(os.path.join(export_dir, _manifest.VARIABLES))
+    values = _read_variables(os.path.join(export_dir, _manifest.VARIABLES))
     root = _Loaded()
     objects: dict[str, object] = {"": root}
     variables = []
@@ -329,6 +330,16 @@ def _attach(objects: dict, path: str, obj) -> None:
         parent[name] = obj
     else:
         setattr(parent, name, obj)
+
+
+def _read_variables(path: str) -> dict:
+    """The saved values; TF's FileNotFoundError when the variables are gone."""
+    if not os.path.isdir(path):
+        raise FileNotFoundError(
+            f"Failed to find any matching files for {path}: the export's variables "
+            "are missing. Copy the whole export directory, or save the model again."
+        )
+    return storage.read(path)
 
 
 def _read_program(export_dir: str, entry: dict):

@@ -168,7 +168,7 @@ class _Exporter:
         self.var_index: dict[int, int] = {}
         self.variables: list[dict] = []
         self.var_values: dict[str, np.ndarray] = {}
-        for path, kind, o in self.objects:
+        for path, _, o in self.objects:
             if isinstance(o, Variable) and id(o) not in self.var_index:
                 self.var_index[id(o)] = len(self.variables)
                 dtype = np.dtype(o.dtype.as_numpy_dtype)
