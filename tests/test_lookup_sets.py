@@ -633,3 +633,12 @@ def test_host_tables_are_not_baked_into_compiled_functions():
     with pytest.raises(NotImplementedError, match="host"):
         find(table, jaxtape.constant(["a"]))
     assert find(static, jaxtape.constant(["c", "x"])).numpy().tolist() == [2, -1]
+
+
+def test_tables_in_dataset_map_match_tensorflow(tf):
+    def ids(m):
+        table = _vocab(m, ["a", "b"], 3)
+        ds = m.data.Dataset.from_tensor_slices([["a", "q"], ["b", "zz"]])
+        return [x.tolist() for x in ds.map(table.lookup).as_numpy_iterator()]
+
+    assert ids(jaxtape) == ids(tf)
