@@ -256,6 +256,16 @@ ROWS: dict[str, Row] = {
         lambda m, p: _text_table(m, p, _string, 1, _int64, LINE, -1, delimiter=" "),
         text="a 1\nb 2\n",
     ),
+    "text_vocabulary_table": row(
+        lambda m, p: m.lookup.StaticVocabularyTable(
+            m.lookup.TextFileInitializer(p, m.string, WHOLE, m.int64, LINE), 2
+        ).lookup(m.constant(["b", "c", "a", "q"])),
+        text="a\nb\n",
+    ),
+    "text_duplicate_lines": row(
+        lambda m, p: _text_table(m, p, _string, WHOLE, _int64, LINE, -1),
+        text="a\nb\na\n",
+    ),
     "text_missing_column": row(
         lambda m, p: _text_table(m, p, _string, 0, _int64, 2, -1),
         text="a\t1\nb\t2\t3\n",
