@@ -8,10 +8,15 @@ test, the default value where absent). Integer keys look up in a pure jnp body
 behind the dispatcher, so they work on traced keys inside `jaxtape.function`;
 string keys (host values, static while tracing) look up with NumPy on the host.
 
-Mutable tables with numeric keys and values keep them in two Variables
-(`table-keys`, `table-values`, as TF's checkpoint keys), so a
+Mutable tables with numeric keys and values keep them in Variables
+(`table-keys`, `table-values` as TF's checkpoint keys, padded to a capacity
+that doubles as the table grows, and `table-size`), so a
 `jaxtape.train.Checkpoint` of an object holding the table saves and restores
 its contents; `insert`/`remove` change them on the host (eagerly).
+
+Tables are never shared by name (no TF resource manager): every table is
+what TF calls anonymous, so `experimental_is_anonymous` changes nothing and
+`name` is None, as on TF's eager tables.
 """
 
 from __future__ import annotations
