@@ -334,3 +334,50 @@ def test_killed_save_leaves_the_previous_export(tmp_path):
     jaxtape.saved_model.save(_Affine(), export)  # a later save cleans up
     assert os.listdir(tmp_path) == ["export"]
     assert jaxtape.saved_model.contains_saved_model(export)
+
+
+class _Scale(jaxtape.Module):
+    def __init__(self, v):
+        super().__init__()
+        self.w = jaxtape.Variable(np.full([3], v, "float32"))
+
+    @jaxtape.function(input_signature=[jaxtape.TensorSpec([None, 3], jaxtape.float32)])
+    def apply(self, x):
+        return x * self.w
+
+
+class _Tree(jaxtape.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = [_Scale(2.0), _Scale(3.0)]
+        self.head = _Scale(5.0)
+        self.table = {"k": jaxtape.Variable(1.0, trainable=False)}
+
+    @jaxtape.function(
+        input_signature=[
+            jaxtape.TensorSpec([None, 3], jaxtape.float32),
+            jaxtape.TensorSpec([None, 3], jaxtape.float32),
+        ]
+    )
+    def loss(self, x, y):
+        for block in self.blocks:
+            x = block.apply(x)
+        return jaxtape.reduce_sum((self.head.apply(x) - y) ** 2) * self.table["k"]
+
+
+def test_object_paths_and_submodule_functions(tmp_path):
+    model, path = _Tree(), str(tmp_path / "tree")
+    jaxtape.saved_model.save(model, path)
+    loaded = jaxtape.saved_model.load(path)
+    manifest = json.load(open(os.path.join(path, "manifest.json")))
+    saved = {v["path"]: v["trainable"] for v in manifest["variables"]}
+    assert saved == {"blocks/0/w": 1, "blocks/1/w": 1, "head/w": 1, "table/k": 0}
+    assert float(loaded.blocks[1].w[0]) == 3.0 and float(loaded.table["k"]) == 1.0
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_array_equal(loaded.head.apply(x), model.head.apply(x))
+    # One function: the default signature (TF's rule), its output named output_0.
+    out = loaded.signatures["serving_default"](x=x, y=x)
+    assert float(out["output_0"]) == float(model.loss(x, x))
+    assert len(loaded.trainable_variables) == 3
+    with pytest.raises(jaxtape.errors.InvalidArgumentError, match="equal"):
+        loaded.loss(x, np.ones((4, 3), "float32"))  # (x - y needs one batch size)

@@ -95,7 +95,19 @@ class _ExportedCall:
         self.__name__ = name
 
     def __call__(self, *vals):
-        return tuple(self.exported.call(*vals))
+        try:
+            return tuple(self.exported.call(*vals))
+        except ValueError as e:
+            if "polymorphic shapes specification" not in str(e):
+                raise
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"The loaded function {self.__name__!r} was exported assuming that "
+                "some of its `None` sizes are equal (the leading sizes of its "
+                "inputs, when independent sizes did not trace); these inputs break "
+                f"that: {e}",
+            ) from None
 
 
 def _program_function(name, parameters, input_signature, program, variables):
@@ -249,6 +261,13 @@ def load(export_dir, tags=None, options=None):
         parent, name = os.path.split(export_dir)
         storage.remove_leftovers(parent, re.escape(name))
     manifest = _manifest.read(export_dir)
+    platforms = manifest.get("platforms", ["cpu"])
+    if jax.default_backend() not in platforms:
+        raise NotImplementedError(
+            f"{export_dir} was exported for {platforms}, but this process computes "
+            f"on {jax.default_backend()!r}: jaxtape exports for CPU only so far. "
+            "Load it in a process started with JAX_PLATFORMS=cpu."
+        )
     values = _read_variables(os.path.join(export_dir, _manifest.VARIABLES))
     root = _Loaded()
     objects: dict[str, object] = {"": root}

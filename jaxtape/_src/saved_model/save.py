@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import logging
 import os
 import re
 
@@ -31,6 +32,7 @@ from jaxtape._src.function.concrete import OUT_ARRAY, OUT_TENSOR, ConcreteFuncti
 from jaxtape._src.function.function import Function
 from jaxtape._src.saved_model import manifest as _manifest
 from jaxtape._src.state import graph, trackable
+from jaxtape._src.state.module import Module
 from jaxtape._src.state.variable import Variable
 
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
@@ -246,9 +248,9 @@ class _Exporter:
                 first = first or e
         raise ValueError(
             f"saved_model.save: jaxtape.function {fn.__name__!r} could not be traced "
-            f"for its signature with symbolic sizes for its `None` dimensions "
-            f"({type(first).__name__}: {first}). Give concrete sizes in its "
-            "input_signature, or avoid Python code that needs a concrete size."
+            f"for its signature ({type(first).__name__}: {first}). Call it once "
+            "before saving if it creates Variables; where it needs a concrete "
+            "size, give that size in its input_signature instead of None."
         ) from first
 
 
@@ -417,6 +419,12 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
     exported programs; an existing `export_dir` holding other files than an
     earlier export is refused instead of written into.
     """
+    if not isinstance(obj, Module) and not hasattr(obj, "_trackable_children"):
+        raise ValueError(
+            f"Expected an object of type `Trackable`, such as `tf.Module` or a "
+            f"subclass of the `Trackable` class, for export. Got {obj!r} with type "
+            f"{type(obj)}. (jaxtape: a jaxtape.Module or a Keras layer/model.)"
+        )
     if options is not None:
         if not isinstance(options, SaveOptions):
             raise TypeError(
@@ -444,7 +452,7 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
 
 def _write(obj, staging: str, signatures) -> None:
     exporter = _Exporter(obj, staging)
-    functions = []
+    functions, skipped = [], []
     root_functions = {}
     for path, kind, o in exporter.objects:
         if kind != "module":
@@ -453,6 +461,7 @@ def _write(obj, staging: str, signatures) -> None:
             if path == "":
                 root_functions[name] = fn
             if fn.input_signature is None:
+                skipped.append(f"{path}/{name}" if path else name)
                 continue  # (TF saves its traces; see `save`)
             index, _ = exporter.program(fn)
             functions.append(
@@ -469,6 +478,13 @@ def _write(obj, staging: str, signatures) -> None:
                     ),
                 }
             )
+    if skipped:
+        logging.getLogger("jaxtape").warning(
+            "saved_model.save: the jaxtape.functions %s have no input_signature "
+            "and were not exported (jaxtape exports functions with an "
+            "input_signature only); give them one to export them.",
+            skipped,
+        )
     sigs = _signatures(signatures, root_functions, exporter)
     storage.write(os.path.join(staging, _manifest.VARIABLES), exporter.var_values)
     _manifest.write(
