@@ -14,8 +14,8 @@ SipHash-2-4, `to_hash_bucket` TF's legacy Hash64 (a MurmurHash2 variant).
 Differences from TensorFlow:
   Encodings are UTF-8, UTF-16-BE and UTF-32-BE (TF takes any ICU encoding;
   others raise NotImplementedError). Regular expressions run on Python's
-  `re` with RE2's ASCII `\w \d \s \b`; RE2-only or Python-only syntax
-  (`\p{..}`, `\C`, `\Q..\E`, back-references, look-arounds) raises
+  `re` with RE2's ASCII `\\w \\d \\s \\b`; RE2-only or Python-only syntax
+  (`\\p{..}`, `\\C`, `\\Q..\\E`, back-references, look-arounds) raises
   NotImplementedError, and `(?i)` folds ASCII letters only. `substr` of a
   RaggedTensor takes scalar `pos`/`len`; `reduce_join` of one joins all of
   it or each row of a rank-2 one (other axes raise NotImplementedError).
