@@ -306,6 +306,24 @@ ROWS: dict[str, Row] = {
     "unicode_script_every_7th_code_point": row(
         lambda m: m.strings.unicode_script(np.arange(-3, 0x110005, 7, dtype=np.int32))
     ),
+    # -- empty string tensors ------------------------------------------------------
+    "empty_constant_ops": row(
+        lambda m: (
+            m.constant([], m.string),
+            m.strings.length(m.constant([], m.string)),
+            m.strings.upper(m.zeros([2, 0], m.string)),
+            m.strings.reduce_join(m.constant([], m.string)),
+            m.strings.join([m.constant([], m.string), m.constant([], m.string)]),
+            m.concat([m.constant([], m.string), ["a"]], 0),
+        )
+    ),
+    "empty_split_decode": row(
+        lambda m: (
+            m.strings.split(m.constant([], m.string)),
+            m.strings.unicode_decode(m.constant(["", ""]), "UTF-8"),
+            m.strings.bytes_split(m.constant([""])),
+        )
+    ),
     # -- RaggedTensor inputs ------------------------------------------------------
     "ragged_substr": row(lambda m: m.strings.substr(_rt(m, RAGGED), 0, 1)),
     "ragged_reduce_join_rows": row(
