@@ -91,6 +91,25 @@ ROWS: dict[str, Row] = {
         lambda m: (m.shape(m.constant(GRID)), m.size(m.constant(GRID)), m.rank("a"))
     ),
     "broadcast_to": row(lambda m: m.broadcast_to(m.constant(["a", "b"]), [2, 2])),
+    "pad_roll_repeat": row(
+        lambda m: (
+            m.pad(m.constant(GRID), [[1, 0], [0, 1]]),
+            m.pad(m.constant(GRID), [[0, 0], [1, 1]], constant_values="z"),
+            m.pad(m.constant(GRID), [[0, 0], [1, 1]], mode="REFLECT"),
+            m.roll(m.constant(GRID), 1, axis=1),
+            m.repeat(m.constant(GRID), 2, axis=0),
+            m.reverse_sequence(m.constant(GRID), [1, 3], seq_axis=1, batch_axis=0),
+        )
+    ),
+    "scatter_update_matrix_transpose": row(
+        lambda m: (
+            m.tensor_scatter_nd_update(m.constant(GRID), [[0, 1]], ["q"]),
+            m.linalg.matrix_transpose(m.constant(GRID)),
+        )
+    ),
+    "searchsorted_not_found": row(
+        lambda m: m.searchsorted(m.constant(["a", "c"]), m.constant(["b"]))
+    ),
     "equal": row(lambda m: m.equal(m.constant(GRID), "e")),
     "not_equal_operator": row(lambda m: m.constant(GRID) != m.constant([["a"], ["e"]])),
     "equal_number": row(lambda m: m.equal(m.constant(["a"]), 1)),

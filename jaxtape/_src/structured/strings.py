@@ -458,6 +458,48 @@ def _zeros_like(info: OpInfo, ins: tuple, params: tuple):
     return StringTensor(np.full(v.shape, b"", _OBJECT))
 
 
+def _pad(info: OpInfo, ins: tuple, params: tuple) -> StringTensor:
+    """TF's `pad` of strings: empty strings (or `constant_values`) around."""
+    (x,) = ins
+    paddings, mode, constant = params
+    v = as_strings(x)._v
+    pads = np.asarray(paddings, np.int64).reshape(-1, 2)
+    if pads.shape[0] != v.ndim or (pads < 0).any():
+        raise errors.invalid_argument(
+            f"paddings must be a non-negative [{v.ndim}, 2] matrix; got "
+            f"{pads.tolist()} for shape {list(v.shape)}.",
+            info.name,
+        )
+    mode = str(mode).upper()
+    if mode != "CONSTANT":
+        np_mode: Any = {"REFLECT": "reflect", "SYMMETRIC": "symmetric"}.get(mode)
+        if np_mode is None:
+            raise ValueError(
+                f"Value of argument `mode` expected to be one of "
+                f'"CONSTANT", "REFLECT", or "SYMMETRIC". Received '
+                f"`mode` = {mode}"
+            )
+        return StringTensor(np.pad(v, pads.tolist(), mode=np_mode))
+    fill = (
+        b""
+        if isinstance(constant, int) and constant == 0
+        else as_strings(constant)._v[()]
+    )
+    out = np.full(tuple(np.add(v.shape, pads.sum(axis=1))), fill, _OBJECT)
+    inner = tuple(slice(int(lo), int(lo) + n) for (lo, _), n in zip(pads, v.shape))
+    out[inner] = v
+    return StringTensor(out)
+
+
+def _not_found(info: OpInfo, ins: tuple, params: tuple):
+    raise errors.NotFoundError(
+        None,
+        info.name,
+        f"Could not find device for node: {info.name}[T=DT_STRING]: TF has no "
+        f"string kernel for {info.name}.",
+    )
+
+
 def _cast(info: OpInfo, ins: tuple, params: tuple):
     x = ins[0]
     if isinstance(x, StringTensor) or is_string(x):
@@ -494,7 +536,8 @@ def _refuse(info: OpInfo, ins: tuple, params: tuple):
 _HANDLERS: dict[str, Any] = dict.fromkeys(
     """Identity Reshape ExpandDims Squeeze ConcatV2 Pack Unpack Split GatherV2
     GatherNd BooleanMask SelectV2 Tile Transpose Reverse Slice StridedSlice
-    BroadcastTo StopGradient""".split(),
+    BroadcastTo StopGradient Roll ReverseSequence Repeat TensorScatterUpdate
+    MatrixTranspose""".split(),
     _moved,
 )
 _HANDLERS.update(
@@ -509,6 +552,8 @@ _HANDLERS.update(
     Fill=_fill,
     ZerosLike=_zeros_like,
     Cast=_cast,
+    PadV2=_pad,
+    SearchSorted=_not_found,
 )
 
 
