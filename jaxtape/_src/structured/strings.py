@@ -7,14 +7,18 @@ UTF-8), on the host: XLA has no strings. It registers with the dispatcher
 `str`/`bytes`, a list of them, a NumPy string array) reaches `_dispatch_strings`:
 
 - the ops TF runs on strings that only move elements (reshape, gather,
-  concat, transpose, slicing, `where`, ...) run as they are on int32 *codes*
-  (each distinct string one code), and the codes map back to strings, so
-  their argument checks and errors are the numeric op's own;
-- `equal`/`not_equal` compare codes; `add` concatenates (`np` object add);
-  `fill`, `zeros_like` (empty strings) and the shape ops are host code;
+  concat, transpose, slicing, `where`, tile, roll, repeat, scatter updates,
+  ...) run as they are on int32 *codes* (each string's position), and the
+  codes map back to strings, so their argument checks and errors are the
+  numeric op's own;
+- `equal`/`not_equal`/`unique` run on canonical codes (one per distinct
+  string); `add` concatenates (`np` object add); `fill`, `pad`,
+  `zeros_like` (empty strings) are host code; `shape`/`size`/`rank` read
+  the codes;
 - any other op raises TF's `InvalidArgumentError` ("Value for attr 'T' of
   string is not in the list of allowed values"), `cast` TF's
-  `UnimplementedError`.
+  `UnimplementedError`, `searchsorted` TF's `NotFoundError`; a Python number
+  next to strings is TF's conversion TypeError.
 
 Strings carry no gradient: on a tape they are constants. Inside
 `jaxtape.function` they are static values (each distinct value traces once);
