@@ -6,6 +6,7 @@ touches the saved one's Python code either). Real TF is the oracle for the
 signature output keys, the default signature and the error types.
 """
 
+import importlib.util
 import json
 import os
 import shutil
@@ -97,18 +98,19 @@ def _run(code: str, cwd):
 
 
 def test_loaded_in_a_fresh_process_matches_the_live_model(tmp_path):
-    export = str(tmp_path / "export")
+    # The model's module lives in a file outside every import path: the loader
+    # process cannot import it (it checks), this process loads it by path.
     defs = tmp_path / "defs"
     defs.mkdir()
     (defs / "net_def.py").write_text("import numpy as np\n" + _NET)
-    save = (
-        "import numpy as np, jaxtape as tf\nfrom net_def import Net\n"
-        "model = Net()\n"
-        f"tf.saved_model.save(model, {export!r}, signatures=model.__call__)\n"
-        "serve = model.__call__\n"
-        f"RESULT = {str(tmp_path / 'live.npz')!r}\n" + _STEPS
-    )
-    _run(save, defs)
+    spec = importlib.util.spec_from_file_location("net_def", defs / "net_def.py")
+    net_def = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(net_def)
+    export = str(tmp_path / "export")
+    model = net_def.Net()
+    jaxtape.saved_model.save(model, export, signatures=model.__call__)
+    steps = {"tf": jaxtape, "np": np, "model": model, "serve": model.__call__}
+    exec(_STEPS, {**steps, "RESULT": str(tmp_path / "live.npz")})
     load = (
         "import importlib.util, sys, numpy as np, jaxtape as tf\n"
         "assert importlib.util.find_spec('net_def') is None\n"
@@ -117,7 +119,7 @@ def test_loaded_in_a_fresh_process_matches_the_live_model(tmp_path):
         "serve = lambda x: model.signatures['serving_default'](x=x)['output_0']\n"
         f"RESULT = {str(tmp_path / 'loaded.npz')!r}\n" + _STEPS
     )
-    _run(load, tmp_path)  # (not `defs`: the class cannot be imported there)
+    _run(load, tmp_path)
     live, loaded = np.load(tmp_path / "live.npz"), np.load(tmp_path / "loaded.npz")
     assert sorted(live.files) == sorted(loaded.files)
     for key in live.files:
@@ -381,3 +383,54 @@ def test_object_paths_and_submodule_functions(tmp_path):
     assert len(loaded.trainable_variables) == 3
     with pytest.raises(jaxtape.errors.InvalidArgumentError, match="equal"):
         loaded.loss(x, np.ones((4, 3), "float32"))  # (x - y needs one batch size)
+
+
+class _KerasTrainer(jaxtape.Module):
+    """A Keras model with dropout and Adam inside a Module: the optimizer's
+    slots and dropout's seed state are saved too (captured state)."""
+
+    def __init__(self):
+        super().__init__()
+        keras = jaxtape.keras
+        self.model = keras.Sequential(
+            [
+                keras.Input((4,)),
+                keras.layers.Dense(8, activation="relu"),
+                keras.layers.Dropout(0.3, seed=1),
+                keras.layers.Dense(3),
+            ]
+        )
+        self.opt = keras.optimizers.Adam(1e-2)
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @jaxtape.function(input_signature=[jaxtape.TensorSpec([None, 4], jaxtape.float32)])
+    def __call__(self, x):
+        return self.model(x, training=False)
+
+    @jaxtape.function(
+        input_signature=[
+            jaxtape.TensorSpec([None, 4], jaxtape.float32),
+            jaxtape.TensorSpec([None], jaxtape.int32),
+        ]
+    )
+    def train(self, x, y):
+        with jaxtape.GradientTape() as tape:
+            loss = self.loss_fn(y, self.model(x, training=True))
+        variables = self.model.trainable_variables
+        self.opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+
+def test_keras_model_with_optimizer_and_dropout_keeps_training(tmp_path):
+    live = _KerasTrainer()
+    x = np.random.default_rng(0).normal(size=(16, 4)).astype("float32")
+    y = np.arange(16, dtype="int32") % 3
+    live.train(x, y)  # (creates the optimizer's slots)
+    jaxtape.saved_model.save(live, str(tmp_path / "k"), signatures=live.__call__)
+    loaded = jaxtape.saved_model.load(str(tmp_path / "k"))
+    manifest = json.load(open(tmp_path / "k" / "manifest.json"))
+    assert sum(".slots/" in v["path"] for v in manifest["variables"]) == 8
+    for _ in range(2):  # same slots, same dropout masks: the same losses
+        np.testing.assert_array_equal(loaded.train(x, y), live.train(x, y))
+    np.testing.assert_array_equal(loaded(x), live(x))
+    assert len(loaded.trainable_variables) == 4

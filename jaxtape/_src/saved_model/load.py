@@ -73,6 +73,8 @@ class _Loaded(Module):
     `variables`/`trainable_variables` are the loaded Variables."""
 
     signatures: collections.abc.Mapping  # (the root's: `_SignatureMap`)
+    # Captured state the object graph did not reach (`save`'s `_capture`).
+    _TF_MODULE_IGNORED_PROPERTIES = frozenset({"_captured"})
 
     def __init__(self, name: str = "loaded"):
         super().__init__(name=name)
@@ -290,6 +292,8 @@ def load(export_dir, tags=None, options=None):
             dtype=np.dtype(entry["dtype"]),
         )
         variables.append(v)
+        if entry.get("captured"):
+            root.__dict__.setdefault("_captured", []).append(v)
         by_path[path] = v
     for path, kind in manifest["objects"]:
         if kind == "variable":

@@ -172,20 +172,35 @@ class _Exporter:
         self.var_values: dict[str, np.ndarray] = {}
         for path, _, o in self.objects:
             if isinstance(o, Variable) and id(o) not in self.var_index:
-                self.var_index[id(o)] = len(self.variables)
-                dtype = np.dtype(o.dtype.as_numpy_dtype)
-                self.variables.append(
-                    {
-                        "path": path,
-                        "name": o.name,
-                        "shape": list(o.shape.as_list()),
-                        "dtype": dtype.name,
-                        "trainable": bool(o.trainable),
-                    }
-                )
-                self.var_values[path] = np.asarray(o.read_value()._value)
+                self._add(o, path)
+        # Optimizer slots, by the paths checkpoints give them (held privately
+        # by the loaded object: no attribute reaches them).
+        slots = trackable.Graph(dict(trackable.children(obj))).slots()
+        for path, (_, _, _, slot) in slots.items():
+            if id(slot) not in self.var_index:
+                self._add(slot, path, captured=True)
         self.programs: list[dict] = []
         self._done: dict = {}
+
+    def _add(self, v: Variable, path: str, captured: bool = False) -> None:
+        self.var_index[id(v)] = len(self.variables)
+        self.variables.append(
+            {
+                "path": path,
+                "name": v.name,
+                "shape": list(v.shape.as_list()),
+                "dtype": np.dtype(v.dtype.as_numpy_dtype).name,
+                "trainable": bool(v.trainable),
+                "captured": captured,
+            }
+        )
+        self.var_values[path] = np.asarray(v.read_value()._value)
+
+    def _capture(self, v: Variable) -> None:
+        """Saves a non-trainable Variable that a function uses but the object
+        graph does not reach (a random Generator's state, as Keras's dropout
+        seed): the loaded object holds it privately, as TF's captures."""
+        self._add(v, f".captured/{len(self.variables)}", captured=True)
 
     def program(self, fn: Function, args=None, kwargs=None):
         """Exports one trace of `fn` (cached by function and arguments);
@@ -204,12 +219,14 @@ class _Exporter:
         used = []
         for r in trace.lifted:
             v = r()
+            if v is not None and id(v) not in self.var_index and not v.trainable:
+                self._capture(v)  # (RNG states: a Generator is not trackable)
             if v is None or id(v) not in self.var_index:
                 raise ValueError(
                     f"saved_model.save: jaxtape.function {fn.__name__!r} uses the "
-                    f"Variable {getattr(v, 'name', None)!r}, which is not tracked by "
-                    "the saved object (TF: 'untracked resource'). Assign it to an "
-                    "attribute of the object (or of one of its sub-Modules)."
+                    f"trainable Variable {getattr(v, 'name', None)!r}, which is not "
+                    "tracked by the saved object (TF: 'untracked resource'). Assign "
+                    "it to an attribute of the object (or of one of its sub-Modules)."
                 )
             used.append(self.var_index[id(v)])
         avals = [jax.ShapeDtypeStruct(s, d) for s, d in trace.avals]
