@@ -556,3 +556,41 @@ def test_weight_from_a_numpy_initializer_built_inside_a_function():
     out = jt.function(lambda x: layer(x))(jt.ones((1, 3)))
     np.testing.assert_allclose(out.numpy(), [[1.5, 1.5]])
     np.testing.assert_allclose(layer.w.numpy(), np.full((3, 2), 0.5))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"ndim": 3},
+        {"max_ndim": 2},
+        {"max_ndim": 1},
+        {"min_ndim": 3},
+        {"dtype": "int32"},
+        {"axes": {-1: 4}},
+        {"shape": (None, 5)},
+        {"shape": (None, 3, 1), "allow_last_axis_squeeze": True},
+        {"shape": (None, 4, 1), "allow_last_axis_squeeze": True},
+    ],
+    ids=str,
+)
+def test_input_spec_checks_as_keras_3(tf, spec):
+    # Keras 3's InputSpec (its argument order, max_ndim, dtype, shape and
+    # squeeze checks) with its error texts.
+    x = np.ones((2, 3), np.float32)
+    results = []
+    for m in (tf, jt):
+
+        class Checked(m.keras.layers.Layer):
+            def __init__(self, **kwargs):
+                super().__init__(name="checked", **kwargs)
+                self.input_spec = m.keras.layers.InputSpec(**spec)
+
+            def call(self, x):
+                return x
+
+        try:
+            Checked()(x)
+            results.append("accepted")
+        except ValueError as e:
+            results.append(str(e).split("\n")[0])
+    assert results[0] == results[1]

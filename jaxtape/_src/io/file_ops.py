@@ -437,9 +437,9 @@ def decode_csv(
     record_defaults,
     field_delim=",",
     use_quote_delim=True,
-    name=None,
     na_value="",
     select_cols=None,
+    name=None,
 ):
     """Splits CSV records into one tensor per column (TF's
     `tf.io.decode_csv`), typed by `record_defaults` (one 0- or 1-element

@@ -82,7 +82,7 @@ class Metric(Module):
     _update: Callable[..., tuple]
     _result: Callable[..., Any]
 
-    def __init__(self, name: str | None = None, dtype: DTypeLike | None = None) -> None:
+    def __init__(self, dtype: DTypeLike | None = None, name: str | None = None) -> None:
         if name is None:  # Keras's auto_name: `auc`, `auc_1`, ...
             name = self._DEFAULT_NAME or _unique_name(
                 _camel_to_snake(type(self).__name__)
@@ -196,6 +196,9 @@ class Mean(Metric):
 
     _DEFAULT_NAME = "mean"
 
+    def __init__(self, name: str | None = None, dtype: DTypeLike | None = None) -> None:
+        super().__init__(dtype=dtype, name=name)  # (Keras's order: name first)
+
     def _init_state(self):
         z = np.zeros((), self._dtype)
         return [("total", z), ("count", z)]
@@ -219,6 +222,9 @@ class Sum(Metric):
     """The weighted sum of the values seen."""
 
     _DEFAULT_NAME = "sum"
+
+    def __init__(self, name: str | None = None, dtype: DTypeLike | None = None) -> None:
+        super().__init__(dtype=dtype, name=name)  # (Keras's order: name first)
 
     def _init_state(self):
         return [("total", np.zeros((), self._dtype))]

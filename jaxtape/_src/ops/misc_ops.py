@@ -395,7 +395,7 @@ for _name, _fn in (
     _fn.__name__ = _fn.__qualname__ = _name
 
 
-def assert_none_equal(x, y, message=None, summarize=None, name=None):
+def assert_none_equal(x, y, summarize=None, message=None, name=None):
     """Raises `InvalidArgumentError` unless `x != y` element-wise."""
     a, b = to_value(x), to_value(y)
     if _traced(a, b):

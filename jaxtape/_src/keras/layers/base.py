@@ -644,7 +644,7 @@ class Layer(Module):
             self._fill_argument_masks(inputs, args, kwargs)
         inputs = self._autocast_inputs(inputs)
         if self.input_spec is not None and isinstance(inputs, Tensor):
-            assert_input_compatibility(self, self.input_spec, tuple(inputs.shape))
+            assert_input_compatibility(self, self.input_spec, inputs)
         if not self.built:
             self._maybe_build(inputs)
         training = kwargs.get("training")

@@ -438,9 +438,19 @@ class Conv2DTranspose(_ConvTranspose):
 
 
 class Conv3DTranspose(_ConvTranspose):
-    """3-D transposed convolution."""
+    """3-D transposed convolution (Keras's argument order: `data_format`
+    before `output_padding`, unlike the 1-D and 2-D layers)."""
 
     _RANK = 3
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                 data_format=None, output_padding=None, dilation_rate=(1, 1, 1),
+                 **kwargs):  # fmt: skip
+        super().__init__(
+            filters, kernel_size, strides=strides, padding=padding,
+            output_padding=output_padding, data_format=data_format,
+            dilation_rate=dilation_rate, **kwargs,
+        )  # fmt: skip
 
 
 class _DepthwiseConv(_BaseConv):

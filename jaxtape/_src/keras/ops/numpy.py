@@ -233,9 +233,20 @@ logical_or = _binary(
 logical_xor = _binary(
     "logical_xor", jnp.logical_xor, lambda d: "bool", differentiable=False
 )
-bitwise_and = _binary("bitwise_and", jnp.bitwise_and, differentiable=False)
-bitwise_or = _binary("bitwise_or", jnp.bitwise_or, differentiable=False)
-bitwise_xor = _binary("bitwise_xor", jnp.bitwise_xor, differentiable=False)
+
+
+def _xy(fn):
+    """`fn(x1, x2)` as Keras's bitwise ops name their arguments: `(x, y)`."""
+
+    def public(x, y):
+        return fn(x, y)
+
+    return name_public(public, fn.__name__, fn.__doc__ or "")
+
+
+bitwise_and = _xy(_binary("bitwise_and", jnp.bitwise_and, differentiable=False))
+bitwise_or = _xy(_binary("bitwise_or", jnp.bitwise_or, differentiable=False))
+bitwise_xor = _xy(_binary("bitwise_xor", jnp.bitwise_xor, differentiable=False))
 
 
 @body("shift", differentiable=False)

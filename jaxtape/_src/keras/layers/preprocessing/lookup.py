@@ -380,6 +380,19 @@ class StringLookup(_IndexLookup):
 
     _DEFAULT_OOV = "[UNK]"
 
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None,
+                 oov_token="[UNK]", vocabulary=None, idf_weights=None, invert=False,
+                 output_mode="int", pad_to_max_tokens=False, sparse=False,
+                 encoding="utf-8", name=None, salt=None, **kwargs):  # fmt: skip
+        # (Keras's argument order, so positional arguments bind as there)
+        super().__init__(
+            max_tokens=max_tokens, num_oov_indices=num_oov_indices,
+            mask_token=mask_token, oov_token=oov_token, vocabulary=vocabulary,
+            idf_weights=idf_weights, invert=invert, output_mode=output_mode,
+            pad_to_max_tokens=pad_to_max_tokens, sparse=sparse, encoding=encoding,
+            name=name, salt=salt, **kwargs,
+        )  # fmt: skip
+
     def _key(self, v):
         return v.decode("utf-8") if isinstance(v, bytes) else str(v)
 
@@ -397,6 +410,21 @@ class IntegerLookup(_IndexLookup):
 
     _DEFAULT_OOV = -1
     _VOCABULARY_DTYPE = "int64"
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None,
+                 oov_token=-1, vocabulary=None, vocabulary_dtype="int64",
+                 idf_weights=None, invert=False, output_mode="int", sparse=False,
+                 pad_to_max_tokens=False, oov_method="floormod", salt=None,
+                 name=None, **kwargs):  # fmt: skip
+        # (Keras's argument order, so positional arguments bind as there)
+        super().__init__(
+            max_tokens=max_tokens, num_oov_indices=num_oov_indices,
+            mask_token=mask_token, oov_token=oov_token, vocabulary=vocabulary,
+            vocabulary_dtype=vocabulary_dtype, idf_weights=idf_weights,
+            invert=invert, output_mode=output_mode, sparse=sparse,
+            pad_to_max_tokens=pad_to_max_tokens, oov_method=oov_method, salt=salt,
+            name=name, **kwargs,
+        )  # fmt: skip
 
     def _key(self, v):
         return int(v)
