@@ -14,10 +14,16 @@ import signal
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
 import jaxtape
+
+# Exports are for CPU only so far: loading needs a CPU backend.
+pytestmark = pytest.mark.skipif(
+    jax.default_backend() != "cpu", reason="saved_model exports for CPU only"
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -434,3 +440,38 @@ def test_keras_model_with_optimizer_and_dropout_keeps_training(tmp_path):
         np.testing.assert_array_equal(loaded.train(x, y), live.train(x, y))
     np.testing.assert_array_equal(loaded(x), live(x))
     assert len(loaded.trainable_variables) == 4
+
+
+def _traced_module(m):
+    """A function without input_signature, saved with the traces it has."""
+    obj = m.Module()
+    obj.w = m.Variable(np.full([3], 2.0, "float32"))
+    obj.f = m.function(lambda x, training=False: x * obj.w if training else x + obj.w)
+    x = np.ones([2, 3], "float32")
+    obj.f(m.constant(x))
+    obj.f(m.constant(x), training=True)
+    obj.f(m.constant([1.0, 2.0, 3.0]))
+    return obj
+
+
+def test_function_without_signature_keeps_its_traces_like_tensorflow(tf, tmp_path):
+    results = {}
+    for name, m in (("tf", tf), ("jaxtape", jaxtape)):
+        m.saved_model.save(_traced_module(m), str(tmp_path / name))
+        loaded = m.saved_model.load(str(tmp_path / name))
+        f = loaded.f
+        x = m.constant(np.full([2, 3], 3.0, "float32"))
+        row = [
+            f(x).numpy(),
+            f(x, training=True).numpy(),
+            f(x, True).numpy(),
+            f(m.constant([1.0, 1.0, 1.0])).numpy(),
+        ]
+        for bad in ([5], [2, 4]):  # no trace of that shape
+            with pytest.raises(Exception) as info:
+                f(m.constant(np.ones(bad, "float32")))
+            row.append(type(info.value).__name__)
+        results[name] = row
+    for got, want in zip(results["jaxtape"], results["tf"]):
+        np.testing.assert_array_equal(got, want)
+    assert results["tf"][-1] == "ValueError"

@@ -139,6 +139,118 @@ def _program_function(name, parameters, input_signature, program, variables):
     return Function(body, input_signature=input_signature, autograph=False, name=name)
 
 
+class _NoMatch(Exception):
+    pass
+
+
+def _match(saved, value):
+    """`value` bound to one saved argument (a TensorSpec: converted as an
+    input_signature converts; a structure: item by item; a Python value:
+    equal); raises `_NoMatch`."""
+    if type(saved) is TensorSpec:
+        try:
+            return _sig._bind_tensor(value, saved)[0]
+        except _sig._BindError:
+            raise _NoMatch from None
+    if isinstance(saved, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(saved):
+            raise _NoMatch
+        return type(saved)(_match(s, v) for s, v in zip(saved, value))
+    if isinstance(saved, dict):
+        if not isinstance(value, dict) or set(value) != set(saved):
+            raise _NoMatch
+        return {k: _match(saved[k], value[k]) for k in saved}
+    if type(value) is not type(saved) or value != saved:
+        raise _NoMatch
+    return value
+
+
+class _RestoredFunction:
+    """A loaded function that was saved without an `input_signature` (TF's
+    `RestoredFunction`): one program per trace the original had; a call runs
+    the first whose arguments match (tensors by spec, Python values by
+    equality; an argument left out takes the traced value, as a default)."""
+
+    def __init__(self, name: str, parameters: list, concrete: list):
+        self.__name__ = name
+        self._parameters = parameters
+        self._concrete = concrete  # [((args, kwargs) of specs, Function)]
+
+    def __call__(self, *args, **kwargs):
+        for (saved_args, saved_kwargs), fn in self._concrete:
+            try:
+                tensors = self._bind(saved_args, saved_kwargs, args, kwargs)
+            except _NoMatch:
+                continue
+            return fn(*tensors)
+        options = "\n".join(
+            f"  Option {i + 1}: {a!r}, {k!r}"
+            for i, ((a, k), _) in enumerate(self._concrete)
+        )
+        raise ValueError(
+            "Could not find matching concrete function to call loaded from the "
+            f"SavedModel. Got:\n  Positional arguments ({len(args)} total): {args!r}"
+            f"\n  Keyword arguments: {kwargs!r}\n\n Expected these arguments to "
+            f"match one of the following {len(self._concrete)} option(s):\n"
+            f"{options}\n(jaxtape: {self.__name__!r} was saved without an "
+            "input_signature, with the traces it had; give it an input_signature "
+            "to accept any matching shape.)"
+        )
+
+    def _bind(self, saved_args, saved_kwargs, args, kwargs) -> list:
+        if len(args) > len(saved_args):
+            raise _NoMatch
+        given = dict(zip(self._parameters, args))
+        for key, value in kwargs.items():
+            if key in given:
+                raise _NoMatch
+            given[key] = value
+        names = self._parameters[: len(saved_args)]
+        if set(given) - set(names) - set(saved_kwargs):
+            raise _NoMatch
+        out_args = []
+        for name, saved in zip(names, saved_args):
+            out_args.append(_given_or_default(saved, given, name))
+        out_kwargs = {
+            k: _given_or_default(v, given, k) for k, v in saved_kwargs.items()
+        }
+        leaves = jax.tree_util.tree_leaves(
+            (tuple(out_args), out_kwargs), is_leaf=lambda x: type(x) is Tensor
+        )
+        return [x for x in leaves if type(x) is Tensor]
+
+    def __repr__(self):
+        return f"<jaxtape.saved_model restored function {self.__name__}>"
+
+
+def _given_or_default(saved, given: dict, name: str):
+    if name in given:
+        return _match(saved, given[name])
+    if any(type(x) is TensorSpec for x in jax.tree_util.tree_leaves(saved)):
+        raise _NoMatch  # (a tensor argument has no default)
+    return saved
+
+
+def _restored_function(entry: dict, programs: list, variables: list):
+    concrete = []
+    for i, c in enumerate(entry["concrete"]):
+        saved_args, saved_kwargs = _manifest.nest_of(c["inputs"], _manifest.spec_of)
+        specs = [
+            s
+            for s in jax.tree_util.tree_leaves((tuple(saved_args), saved_kwargs))
+            if type(s) is TensorSpec
+        ]
+        fn = _program_function(
+            f"{entry['name']}_{i}",
+            [f"args_{j}" for j in range(len(specs))],
+            specs,
+            programs[c["program"]],
+            variables,
+        )
+        concrete.append(((tuple(saved_args), saved_kwargs), fn))
+    return _RestoredFunction(entry["name"], entry["parameters"], concrete)
+
+
 class _Signature:
     """A loaded signature (TF's signature `ConcreteFunction`): called with its
     inputs by name (or in order), returns a dict of its named outputs; an
@@ -308,14 +420,17 @@ def load(export_dir, tags=None, options=None):
         objects[path] = obj
     programs = [_read_program(export_dir, p) for p in manifest["programs"]]
     for entry in manifest["functions"]:
-        specs = _manifest.nest_of(entry["input_signature"], _manifest.spec_of)
-        fn = _program_function(
-            entry["name"],
-            entry["parameters"],
-            specs,
-            programs[entry["program"]],
-            variables,
-        )
+        if "concrete" in entry:  # (a function saved without input_signature)
+            fn = _restored_function(entry, programs, variables)
+        else:
+            specs = _manifest.nest_of(entry["input_signature"], _manifest.spec_of)
+            fn = _program_function(
+                entry["name"],
+                entry["parameters"],
+                specs,
+                programs[entry["program"]],
+                variables,
+            )
         target = objects[entry["object"]]
         if isinstance(target, Module):
             setattr(target, entry["name"], fn)

@@ -70,7 +70,7 @@ def nest_json(x, leaf) -> dict:
     )
 
 
-def nest_of(entry: dict, leaf):
+def nest_of(entry: dict, leaf) -> Any:
     """The structure of a JSON nest; `leaf(entry)` rebuilds each tensor."""
     if "tensor" in entry:
         return leaf(entry)

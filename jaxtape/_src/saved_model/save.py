@@ -417,8 +417,11 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
 
     Args:
       obj: a `jaxtape.Module` (or another trackable object). Every
-        `jaxtape.function` with an `input_signature` on it or on an object
-        reachable from it (sub-Modules, lists and dicts of them) is exported.
+        `jaxtape.function` on it or on an object reachable from it
+        (sub-Modules, lists and dicts of them) is exported. Variables that
+        functions use but no attribute reaches (optimizer slots, random
+        generators' states) are saved too when not trainable (a trainable
+        one is TF's "untracked resource" error).
       export_dir: the directory to write. An earlier export there is replaced
         as a whole, atomically.
       signatures: a `jaxtape.function` with an input_signature or a
@@ -429,9 +432,15 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
       options: a `SaveOptions`; fields other than the defaults raise
         `NotImplementedError`.
 
-    Differences from TensorFlow: only functions with an `input_signature`
-    are exported (TF also saves the traces of functions without one); the
-    programs run on CPU (jax.export `platforms=("cpu",)`); run-time argument
+    A function without an input_signature is saved with the traces it has
+    (as TF saves its concrete functions); one with arguments that the
+    manifest cannot describe (Variables, arbitrary objects) is left out with
+    a warning.
+
+    Differences from TensorFlow: the programs run on CPU (jax.export
+    `platforms=("cpu",)`; loading in a process whose JAX backend is not CPU
+    raises `NotImplementedError`) and are differentiable to first order
+    (gradients of gradients through a loaded function fail); run-time argument
     checks (index out of range, division by zero) are not part of the
     exported programs; an existing `export_dir` holding other files than an
     earlier export is refused instead of written into.
@@ -478,8 +487,12 @@ def _write(obj, staging: str, signatures) -> None:
             if path == "":
                 root_functions[name] = fn
             if fn.input_signature is None:
-                skipped.append(f"{path}/{name}" if path else name)
-                continue  # (TF saves its traces; see `save`)
+                entry = _traced_function(exporter, fn, path, name)
+                if entry is None:
+                    skipped.append(f"{path}/{name}" if path else name)
+                else:
+                    functions.append(entry)
+                continue
             index, _ = exporter.program(fn)
             functions.append(
                 {
@@ -498,8 +511,10 @@ def _write(obj, staging: str, signatures) -> None:
     if skipped:
         logging.getLogger("jaxtape").warning(
             "saved_model.save: the jaxtape.functions %s have no input_signature "
-            "and were not exported (jaxtape exports functions with an "
-            "input_signature only); give them one to export them.",
+            "and no trace that can be exported (never called, or called with "
+            "arguments other than tensors, numbers, strings and lists, tuples "
+            "and dicts of them); they were not saved. Give them an "
+            "input_signature, or call them before saving.",
             skipped,
         )
     sigs = _signatures(signatures, root_functions, exporter)
@@ -517,6 +532,32 @@ def _write(obj, staging: str, signatures) -> None:
             "signatures": sigs,
         },
     )
+
+
+def _traced_function(exporter, fn: Function, path: str, name: str) -> dict | None:
+    """A function without an input_signature: each of its traces is exported
+    (TF saves a function's concrete functions); a loaded call runs the first
+    whose arguments match. None when no trace can be saved."""
+    concrete = []
+    for trace in sorted(fn._traces.values(), key=lambda t: t.serial):
+        args, kwargs = trace.signature
+        try:
+            inputs = _manifest.nest_json(
+                [list(args), dict(kwargs)], _manifest.spec_json
+            )
+        except NotImplementedError:
+            continue  # (an argument the manifest cannot describe)
+        index, _ = exporter.program(fn, tuple(args), dict(kwargs))
+        concrete.append({"program": index, "inputs": inputs})
+    if not concrete:
+        return None
+    n_args = max(len(t.signature[0]) for t in fn._traces.values())
+    return {
+        "object": path,
+        "name": name,
+        "parameters": [p.name for p in _sig._parameters(fn._fn, n_args)],
+        "concrete": concrete,
+    }
 
 
 def _check_replaceable(export_dir: str) -> None:
