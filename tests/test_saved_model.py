@@ -276,6 +276,13 @@ def test_errors_name_the_file_or_the_spec(affine, tmp_path):
         jaxtape.saved_model.load(copy)
     with pytest.raises(OSError, match="manifest.json"):
         jaxtape.saved_model.load(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("mine")  # never deleted by a save
+    with pytest.raises(jaxtape.errors.FailedPreconditionError, match="notes.txt"):
+        jaxtape.saved_model.save(_Affine(), str(tmp_path))
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    (tmp_path / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(NotImplementedError, match="TensorFlow SavedModel"):
+        jaxtape.saved_model.load(str(tmp_path))
     with pytest.raises(NotImplementedError, match="experimental_image_format"):
         jaxtape.saved_model.save(
             _Affine(),

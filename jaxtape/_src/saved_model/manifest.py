@@ -95,6 +95,13 @@ def read(export_dir: str) -> dict:
     ValueError for another format or a newer version."""
     path = os.path.join(export_dir, MANIFEST)
     if not os.path.isfile(path):
+        for name in ("saved_model.pb", "saved_model.pbtxt"):
+            if os.path.isfile(os.path.join(export_dir, name)):
+                raise NotImplementedError(
+                    f"{export_dir} is a TensorFlow SavedModel ({name}); jaxtape "
+                    "reads only its own exports (manifest.json) so far. Load it with "
+                    "TensorFlow, or re-export the model with jaxtape.saved_model.save."
+                )
         raise OSError(
             f"SavedModel file does not exist at: {path}. (jaxtape.saved_model.load "
             "reads a directory written by jaxtape.saved_model.save; pass that "
