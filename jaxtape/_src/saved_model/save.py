@@ -511,10 +511,11 @@ def _write(obj, staging: str, signatures) -> None:
     if skipped:
         logging.getLogger("jaxtape").warning(
             "saved_model.save: the jaxtape.functions %s have no input_signature "
-            "and no trace that can be exported (never called, or called with "
+            "and no trace that can be exported (never called; called with "
             "arguments other than tensors, numbers, strings and lists, tuples "
-            "and dicts of them); they were not saved. Give them an "
-            "input_signature, or call them before saving.",
+            "and dicts of them; or calling Python or untracked trainable "
+            "Variables); they were not saved. Give them an input_signature "
+            "(their errors then say what stops the export), or call them first.",
             skipped,
         )
     sigs = _signatures(signatures, root_functions, exporter)
@@ -545,9 +546,11 @@ def _traced_function(exporter, fn: Function, path: str, name: str) -> dict | Non
             inputs = _manifest.nest_json(
                 [list(args), dict(kwargs)], _manifest.spec_json
             )
-        except NotImplementedError:
-            continue  # (an argument the manifest cannot describe)
-        index, _ = exporter.program(fn, tuple(args), dict(kwargs))
+            index, _ = exporter.program(fn, tuple(args), dict(kwargs))
+        except (NotImplementedError, ValueError):
+            # (arguments the manifest cannot describe, Python callbacks, an
+            # untracked Variable: that trace is left out, as `_write` warns)
+            continue
         concrete.append({"program": index, "inputs": inputs})
     if not concrete:
         return None
