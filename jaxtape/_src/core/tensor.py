@@ -30,8 +30,11 @@ class TensorShape(tuple):
     `jaxtape.reduce_prod(kernel.shape)`), compares equal to a list of the same
     dimensions, and `+` concatenates to a TensorShape.
 
-    Differences from TensorFlow: it is a tuple, so an unknown rank
-    (`TensorShape(None)`) is the scalar shape `()`, `bool(TensorShape([]))` is
+    An unknown rank, `TensorShape(None)`, is TF's: `rank` None, `str`
+    `<unknown>`, compatible with every shape; `len`, iteration and
+    `as_list()` raise TF's ValueError.
+
+    Differences from TensorFlow: it is a tuple, so `bool(TensorShape([]))` is
     False, dimensions are ints (TF's `dims` gives `Dimension`s), and tuple
     methods (`count`, `index`, `*`, `<`) work where TF's raise.
     """
@@ -39,8 +42,8 @@ class TensorShape(tuple):
     def __new__(cls, dims=None):
         if type(dims) is tuple and all(type(d) is int for d in dims):
             return super().__new__(cls, dims)  # a jax array's shape: the usual case
-        if dims is None:
-            return super().__new__(cls, ())
+        if dims is None or (isinstance(dims, TensorShape) and dims.rank is None):
+            return _UNKNOWN_RANK
         if isinstance(dims, int):
             dims = (dims,)
         return super().__new__(cls, [_dimension(d) for d in dims])
@@ -91,32 +94,41 @@ class TensorShape(tuple):
 
     def is_compatible_with(self, other) -> bool:
         other = TensorShape(other)
+        if other.rank is None:
+            return True
         return len(self) == len(other) and all(
             a is None or b is None or a == b for a, b in zip(self, other)
         )
 
     def concatenate(self, other) -> TensorShape:
-        return TensorShape(tuple(self) + tuple(TensorShape(other)))
+        other = TensorShape(other)
+        if other.rank is None:
+            return other
+        return TensorShape(tuple(self) + tuple(other))
 
     def merge_with(self, other) -> TensorShape:
         """The most specific shape compatible with both (ValueError if none)."""
         other = TensorShape(other)
         if not self.is_compatible_with(other):
             raise ValueError(f"Shapes {self} and {other} are not compatible")
+        if other.rank is None:
+            return self
         return TensorShape(a if b is None else b for a, b in zip(self, other))
 
     def most_specific_compatible_shape(self, other) -> TensorShape:
         """The shape that keeps the dimensions on which both shapes agree."""
         other = TensorShape(other)
-        if len(self) != len(other):
-            raise ValueError(
-                f"Shapes {self} and {other} have different ranks; jaxtape's "
-                "TensorShape cannot represent TF's unknown rank."
-            )
+        if other.rank is None or len(self) != len(other):
+            return _UNKNOWN_RANK
         return TensorShape(a if a == b else None for a, b in zip(self, other))
 
     def with_rank(self, rank: int) -> TensorShape:
         self.assert_has_rank(rank)
+        return self
+
+    def with_rank_at_least(self, rank: int) -> TensorShape:
+        if len(self) < rank:
+            raise ValueError(f"Shape {self} must have rank at least {rank}")
         return self
 
     def assert_has_rank(self, rank: int) -> None:
@@ -138,6 +150,84 @@ class TensorShape(tuple):
         if len(self) == 1:
             return f"({'None' if self[0] is None else self[0]},)"
         return "(" + ", ".join("None" if d is None else str(d) for d in self) + ")"
+
+
+class _UnknownRankShape(TensorShape):
+    """`TensorShape(None)`: TF's shape of unknown rank (one instance)."""
+
+    @property
+    def rank(self) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        return None
+
+    ndims = rank
+
+    @property
+    def dims(self) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        return None
+
+    def as_list(self) -> list:
+        raise ValueError("as_list() is not defined on an unknown TensorShape.")
+
+    def __len__(self) -> int:
+        raise ValueError("Cannot take the length of shape with unknown rank.")
+
+    def __iter__(self):
+        raise ValueError("Cannot iterate over a shape with unknown rank.")
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __getitem__(self, key):
+        return self if isinstance(key, slice) else None
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TensorShape) and other.rank is None
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(None)
+
+    def num_elements(self) -> None:
+        return None
+
+    def is_fully_defined(self) -> bool:
+        return False
+
+    def is_compatible_with(self, other) -> bool:
+        TensorShape(other)  # (TF's error for what is not a shape)
+        return True
+
+    def concatenate(self, other) -> TensorShape:
+        return self
+
+    def merge_with(self, other) -> TensorShape:
+        return TensorShape(other)
+
+    def most_specific_compatible_shape(self, other) -> TensorShape:
+        return self
+
+    def with_rank(self, rank: int) -> TensorShape:
+        return TensorShape([None] * rank)
+
+    def with_rank_at_least(self, rank: int) -> TensorShape:
+        return self
+
+    def assert_has_rank(self, rank: int) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "TensorShape(None)"
+
+    def __str__(self) -> str:
+        return "<unknown>"
+
+    def __reduce__(self):
+        return (TensorShape, (None,))
+
+
+_UNKNOWN_RANK = tuple.__new__(_UnknownRankShape, ())
 
 
 def _dimension(d):

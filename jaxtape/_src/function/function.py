@@ -287,12 +287,16 @@ class Function:
             fast, fast_leaves = fast
             trace = self._fast_traces.get(fast)
             if trace is not None and not context.state.tapes:
-                self._untraced_calls += 1
-                return trace.execute(fast_leaves)
+                if not trace.flexible or not trace.stale():
+                    self._untraced_calls += 1
+                    return trace.execute(fast_leaves)
         if _guard.pending:  # JAX's compile caches are due a clear (core)
             _guard.release_if_safe(())
         call = self._signature(args, kwargs)
         trace = self._find(call)
+        if trace is not None and trace.flexible and trace.stale():
+            self._forget(trace)  # a Variable changed size: trace for the new one
+            trace = None
         if trace is None:
             trace = self._trace(call)
             retracing.detector.called_with_tracing(self, self._untraced_calls)
@@ -346,7 +350,10 @@ class Function:
                     if spec is None:  # (a RaggedTensor's component: as called)
                         leaves.append(k)
                         continue
-                    shape = tuple(spec.shape)
+                    if spec.shape.rank is None:  # any rank: this call's, sizes open
+                        shape = (None,) * len(k[1])
+                    else:
+                        shape = tuple(spec.shape)
                     leaves.append(("array", shape, k[2]))
                 else:
                     leaves.append(k)
@@ -432,11 +439,18 @@ class Function:
             self._resolved[call.key] = trace
         if len(self._traces) > MAX_TRACES:
             _, old = self._traces.popitem(last=False)
-            if old in self._general:
-                self._general.remove(old)
-            for cache in (self._fast_traces, self._resolved):
-                for k in [k for k, t in cache.items() if t is old]:
-                    del cache[k]
+            self._forget(old)
+
+    def _forget(self, old: _Trace) -> None:
+        """Drops a trace from every cache (evicted, or traced for Variable
+        sizes that changed)."""
+        for k in [k for k, t in self._traces.items() if t is old]:
+            del self._traces[k]
+        if old in self._general:
+            self._general.remove(old)
+        for cache in (self._fast_traces, self._resolved):
+            for k in [k for k, t in cache.items() if t is old]:
+                del cache[k]
 
     def _printed_signature(self, call: _Call, key):
         """The trace's (args, kwargs) as TF prints them: TensorSpecs with the

@@ -35,6 +35,13 @@ def leaf_key(x):
         v = x._value if type(x) is Tensor else x
         return ("array", tuple(np.shape(v)), v.dtype)
     if type(x) is TensorSpec:  # get_concrete_function(TensorSpec(...))
+        if x.shape.rank is None:
+            raise NotImplementedError(
+                f"get_concrete_function({x!r}): a concrete function for an "
+                "unknown rank cannot be compiled (XLA needs ranks). Give the "
+                "rank, e.g. TensorSpec([None, None]); calling the function "
+                "with an unknown-rank input_signature traces each rank it meets."
+            )
         return ("array", tuple(x.shape), np.dtype(x.dtype.as_numpy_dtype))
     if isinstance(x, Variable):
         return ("variable", id(x))

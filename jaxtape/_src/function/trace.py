@@ -99,6 +99,7 @@ class _Trace:
         self.arg_order = arg_order  # `key_order` of the tracing call's arguments
         self.lifted = [weakref.ref(v) for v in lifted]
         self.avals = [(v._value.shape, v._value.dtype) for v in lifted]
+        self.flexible: list[int] = []  # (`settle`; see `stale`)
         self.treedef, self.statics = treedef, statics
         self.written: list[int] = []  # positions in `lifted`, filled when traced
         self.out_tree = None
@@ -273,9 +274,26 @@ class _Trace:
         self.written = [position[i] for i in self.written]
         self.lifted = [self.lifted[i] for i in keep]
         self.avals = [self.avals[i] for i in keep]
+        # Lifted Variables with a declared shape (`shape=[None]`): an
+        # assignment can change their size, and the program then traces anew.
+        self.flexible = [
+            i
+            for i, r in enumerate(self.lifted)
+            if (v := r()) is not None and v._shape is not None
+        ]
         self._plain = jax.jit(flat)
         self._donating = jax.jit(flat, donate_argnums=tuple(self.written))
         self._error = jax.jit(error) if n_error else _unsettled
+
+    def stale(self) -> bool:
+        """Whether a lifted Variable with a declared shape now has another
+        size than this program was traced with (TF's graph takes any size
+        its shape allows; XLA's programs are for one)."""
+        for i in self.flexible:
+            v = self.lifted[i]()
+            if v is not None and v._value.shape != self.avals[i][0]:
+                return True
+        return False
 
     def var_values(self):
         """The lifted Variables' current values (placeholders for dead ones)."""

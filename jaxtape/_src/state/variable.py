@@ -146,9 +146,17 @@ class Variable(TensorOperators):
             base = base[:-2]
         self._name = context.current_name_scope() + base + ":0"
         self._constraint = constraint
-        self._shape = (
-            TensorShape(shape) if shape is not None and not validate_shape else None
-        )
+        # A declared shape (TF's `shape=`, e.g. `[None, 3]` or `TensorShape(None)`):
+        # assignments need only be compatible with it; None: exactly the value's.
+        self._shape = None if shape is None else TensorShape(shape)
+        if self._shape is not None and not self._shape.is_compatible_with(
+            self._value.shape
+        ):
+            raise ValueError(
+                f"The initial value's shape ({tuple(self._value.shape)}) is not "
+                f"compatible with the explicitly supplied `shape` argument "
+                f"({self._shape})."
+            )
         self.synchronization = synchronization
         self.aggregation = aggregation
 
@@ -403,11 +411,21 @@ class Variable(TensorOperators):
                 raise _tensor_dtype_error(value, np_dt)
         else:
             value = to_value(value, np_dt)
-        if self._shape is None and tuple(np.shape(value)) != tuple(self._value.shape):
+        shape = tuple(np.shape(value))
+        if (
+            shape != tuple(self._value.shape)
+            if self._shape is None
+            else not self._shape.is_compatible_with(shape)
+        ):
+            declared = self._shape if self._shape is not None else self._value.shape
             text = (
-                f"Cannot {what} a value of shape {tuple(np.shape(value))} to Variable "
+                f"Cannot {what} a value of shape {shape} to Variable "
                 f"{self._name!r} of shape {tuple(self._value.shape)}. Shapes must "
                 "match exactly; reshape the value first with `jaxtape.reshape`."
+                if self._shape is None
+                else f"Cannot {what} a value of shape {shape} to Variable "
+                f"{self._name!r}: it is not compatible with the Variable's declared "
+                f"shape {declared}."
             )
             if what == "assign":
                 raise ValueError(text)
