@@ -519,6 +519,14 @@ def _write(obj, staging: str, signatures) -> None:
             skipped,
         )
     sigs = _signatures(signatures, root_functions, exporter)
+    if not functions and not sigs:
+        logging.getLogger("jaxtape").warning(
+            "saved_model.save: %r has no jaxtape.function to export; only its "
+            "Variables were saved. Decorate its methods with jaxtape.function (with "
+            "an input_signature) to call them after loading. (A Keras model's own "
+            "`call` is exported by Keras's `model.export`, not yet in jaxtape.)",
+            obj,
+        )
     storage.write(os.path.join(staging, _manifest.VARIABLES), exporter.var_values)
     _manifest.write(
         os.path.join(staging, _manifest.MANIFEST),
