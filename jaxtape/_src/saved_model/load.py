@@ -349,15 +349,24 @@ def load(export_dir, tags=None, options=None):
     returns a dict of outputs). `trainable_variables` are the loaded
     trainable Variables, differentiable through the loaded functions.
 
+    A function saved without an input_signature runs the first of its saved
+    traces whose arguments match (TF's `ValueError` "Could not find matching
+    concrete function" otherwise). Captured state (optimizer slots, random
+    generators' states) is restored but held privately, outside `variables`.
+
     Errors (TF's types): `OSError` for a directory without
     `manifest.json`, `FileNotFoundError` when its variables are missing;
     ValueError for a newer format version, `DataLossError` for damaged
-    variables or programs.
+    variables or programs; `NotImplementedError` for a TensorFlow
+    SavedModel and in a process whose JAX backend is not CPU.
 
     Differences from TensorFlow: `tags` may only be None or `"serve"`
     (jaxtape exports have one meta graph); a loaded `tf.Module` is a
     `jaxtape.Module` with `variables`/`trainable_variables` (TF 2.21's
-    revived object has neither).
+    revived object has neither); an object reached by two paths is
+    attached at the first (breadth first) only; a signature checks its
+    inputs' shapes against the TensorSpecs (TF's fails only where an op
+    does).
     """
     if tags is not None and tags not in ("serve", ["serve"], ("serve",), {"serve"}):
         raise NotImplementedError(
@@ -462,8 +471,10 @@ def _attach(objects: dict, path: str, obj) -> None:
     parent_path, _, name = path.rpartition("/")
     parent = objects[parent_path]
     name = name.replace(".S", "/")
-    if isinstance(parent, list):
-        parent.append(obj)
+    if isinstance(parent, list):  # (by index: an item saved under another
+        index = int(name)  # path first leaves None in its place here)
+        parent.extend([None] * (index + 1 - len(parent)))
+        parent[index] = obj
     elif isinstance(parent, dict):
         parent[name] = obj
     else:
