@@ -268,3 +268,17 @@ def test_keras_fit_evaluate_predict_accept_a_dataset():
     )
     m1.fit(ds.repeat(), epochs=2, steps_per_epoch=3, verbose=0, callbacks=[cb])
     assert seen == [0, 1, 2, 0, 1, 2]
+
+
+def test_as_numpy_iterator_gives_numpy_scalars_as_tf(tf):
+    # scalar elements come out as NumPy scalars (TF's), not 0-d arrays
+    import jaxtape
+
+    def run(m):
+        ds = m.data.Dataset.from_tensor_slices({"a": np.arange(2.0), "b": [3, 4]})
+        return [
+            (type(e["a"]).__name__, type(e["b"]).__name__, float(e["a"]))
+            for e in ds.as_numpy_iterator()
+        ]
+
+    assert run(jaxtape) == run(tf)

@@ -202,7 +202,8 @@ def _numpy_leaf(x):
         isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO"
     ):
         return strings.convert(x).numpy()  # bytes, as TF's
-    return np.asarray(x)
+    out = np.asarray(x)
+    return out[()] if out.ndim == 0 else out  # a scalar: a NumPy scalar, as TF's
 
 
 def _common_spec(specs):
