@@ -1,9 +1,10 @@
 """`jaxtape.saved_model`: save on jax.export, load without the model's code.
 
-The fresh-process test saves from a script whose class the loader cannot
-import; the rest save and load in this process (the loaded object never
-touches the saved one's Python code either). Real TF is the oracle for the
-signature output keys, the default signature and the error types.
+The fresh-process test saves a model whose module lies outside every import
+path, so the loader process cannot import its class; the rest save and load
+in this process (the loaded object never touches the saved one's Python code
+either). Real TF is the oracle for the signature output keys, the default
+signature, restored functions without input_signature and the error types.
 """
 
 import importlib.util
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The model as a script: the loader process never sees this source.
+# The model's module (written to a file): the loader never sees this source.
 _NET = """
 import jaxtape as tf
 
