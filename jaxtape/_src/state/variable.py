@@ -81,6 +81,9 @@ class Variable(TensorOperators):
         "__dict__",
     )
     __array_priority__ = 100  # `np.float64(2) * v` is ours (as for Tensor)
+    # jaxtape's own program inputs (`next(iterator)`'s element holders), which
+    # any trace may create: not the user's Variables (`Function._trace`).
+    _hidden = False
 
     def __init__(
         self,

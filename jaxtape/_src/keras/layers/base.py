@@ -722,7 +722,7 @@ class Layer(Module):
         def concrete(t):
             if not isinstance(t, KerasTensor):
                 return t
-            shape = tuple(1 if d is None else d for d in t.shape)
+            shape = tuple(1 if d is None else d for d in t.shape.as_list())
             return Tensor(jnp.zeros(shape, t.dtype.as_numpy_dtype))
 
         with context.paused_tapes():

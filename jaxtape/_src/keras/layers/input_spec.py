@@ -30,8 +30,9 @@ class InputSpec:
                 "Argument `axes` must be a dict with integer keys. Received: "
                 f"axes={axes}"
             ) from None
-        if self.axes and (self.ndim is not None or self.max_ndim is not None):
-            max_dim = (self.ndim if self.ndim else self.max_ndim) - 1
+        top = self.ndim if self.ndim else self.max_ndim
+        if self.axes and top is not None:
+            max_dim = top - 1
             if max(self.axes) > max_dim:
                 raise ValueError(
                     f"Axis {max(self.axes)} is greater than the maximum allowed "
