@@ -257,6 +257,28 @@ from jaxtape._src.function.control_flow import (  # noqa: F401
     switch_case as switch_case,
     while_loop as while_loop,
 )
+# Issue 17: the remaining top-level op names.
+from jaxtape._src.ops.linalg_more_ops import sqrtm as matrix_square_root  # noqa: F401
+from jaxtape._src.ops.toplevel_more_ops import (  # noqa: F401
+    conv2d_backprop_filter_v2 as conv2d_backprop_filter_v2,
+    conv2d_backprop_input_v2 as conv2d_backprop_input_v2,
+    extract_volume_patches as extract_volume_patches,
+    fftnd as fftnd,
+    gradients as gradients,
+    hessians as hessians,
+    ifftnd as ifftnd,
+    irfftnd as irfftnd,
+    no_gradient as no_gradient,
+    random_index_shuffle as random_index_shuffle,
+    rfftnd as rfftnd,
+)
+from jaxtape._src.structured.toplevel_structured_ops import (  # noqa: F401
+    edit_distance as edit_distance,
+    fingerprint as fingerprint,
+    ragged_fill_empty_rows as ragged_fill_empty_rows,
+    ragged_fill_empty_rows_grad as ragged_fill_empty_rows_grad,
+    type_spec_from_value as type_spec_from_value,
+)
 from jaxtape._src.compat.v1 import (  # noqa: F401
     contrib as contrib,
     enable_eager_execution as enable_eager_execution,
