@@ -272,6 +272,13 @@ from jaxtape._src.ops.toplevel_more_ops import (  # noqa: F401
     random_index_shuffle as random_index_shuffle,
     rfftnd as rfftnd,
 )
+from jaxtape._src.autodiff.recompute import (  # noqa: F401
+    grad_pass_through as grad_pass_through,
+    recompute_grad as recompute_grad,
+)
+from jaxtape._src.function.vectorized_map import (  # noqa: F401
+    vectorized_map as vectorized_map,
+)
 from jaxtape._src.structured.toplevel_structured_ops import (  # noqa: F401
     edit_distance as edit_distance,
     fingerprint as fingerprint,

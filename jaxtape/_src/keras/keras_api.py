@@ -8,14 +8,12 @@ their own namespaces, re-exported by `jaxtape/keras/__init__.py`.
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 from typing import Any
 
 import jax.numpy as jnp
 
-from jaxtape._src.autodiff.custom_gradient import custom_gradient
-from jaxtape._src.autodiff.gradient_tape import GradientTape
+from jaxtape._src.autodiff.recompute import recompute_grad
 from jaxtape._src.core import config, context, dtypes
 from jaxtape._src.core.device import device as _tf_device
 from jaxtape._src.core.dispatch import to_value
@@ -308,37 +306,15 @@ class RematScope:
 
 
 def remat(f):
-    """Keras's `keras.remat` (TF's `recompute_grad`): `f`'s values and
-    gradients, without keeping its intermediate results for the backward pass;
-    they are recomputed from the inputs when gradients are taken.
+    """Keras's `keras.remat` (TF's `recompute_grad`, whose mechanism it is):
+    `f`'s values and gradients, without keeping its intermediate results for
+    the backward pass; they are recomputed from the inputs when gradients
+    are taken.
 
     >>> layer = jaxtape.keras.layers.Dense(3)
     >>> y = jaxtape.keras.remat(layer)(jaxtape.ones((2, 4)))
     """
-
-    @functools.wraps(f)
-    def wrapped(*args, **kwargs):
-        @custom_gradient
-        def recomputed(*xs):
-            # The outer tapes see one op; this tape's record of `f` lives only
-            # as long as `grad` (dropped after the forward, remade by the
-            # backward pass, which reruns this body).
-            with GradientTape() as tape:
-                for x in xs:
-                    tape.watch(x)
-                out = f(*xs, **kwargs)
-
-            def grad(*dys, variables=None):
-                sources = list(xs) + list(variables or [])
-                grads = tape.gradient(flatten(out), sources, output_gradients=list(dys))
-                n = len(xs)
-                return (grads[:n], grads[n:]) if variables else grads[:n]
-
-            return out, grad
-
-        return recomputed(*args)
-
-    return wrapped
+    return recompute_grad(f)
 
 
 # -- name scopes -----------------------------------------------------------------
