@@ -279,6 +279,10 @@ from jaxtape._src.autodiff.recompute import (  # noqa: F401
 from jaxtape._src.function.vectorized_map import (  # noqa: F401
     vectorized_map as vectorized_map,
 )
+from jaxtape._src.io.tensor_proto import (  # noqa: F401
+    make_ndarray as make_ndarray,
+    make_tensor_proto as make_tensor_proto,
+)
 from jaxtape._src.structured.toplevel_structured_ops import (  # noqa: F401
     edit_distance as edit_distance,
     fingerprint as fingerprint,

@@ -273,3 +273,48 @@ def test_raw_fftnd_family_matches_numpy():
     )
     with pytest.raises(NotImplementedError, match="Treal"):
         jaxtape.irfftnd(x, [4, 8], [1, 2], Treal=jaxtape.float64)
+
+
+PROTOS = {
+    "floats": ([1.0, 2.0], {}),
+    "int_scalar": (3, {}),
+    "int64_matrix": ([[1, 2], [3, 4]], {"dtype": "int64"}),
+    "broadcast_scalar": (1.5, {"shape": [2, 2]}),
+    "float64_array": (np.arange(6.0), {}),
+    "strings": (["a", "bc"], {}),
+    "one_bool": ([True], {}),
+    "float16": (np.float16([1, 2]), {}),
+    "fewer_values": ([1, 2, 3], {"shape": [5]}),
+    "complex128": (np.complex128([1 + 2j, 3]), {}),
+    "empty": ([], {}),
+}
+
+
+@pytest.mark.parametrize("name", list(PROTOS))
+def test_make_tensor_proto_bytes_and_make_ndarray_match_tensorflow(name, tf):
+    values, kwargs = PROTOS[name]
+    want = tf.make_tensor_proto(values, **kwargs)
+    got = jaxtape.make_tensor_proto(values, **kwargs)
+    assert got.SerializeToString() == want.SerializeToString()
+    expected = tf.make_ndarray(want)
+    for array in (jaxtape.make_ndarray(got), jaxtape.make_ndarray(want)):
+        assert array.dtype == expected.dtype and array.shape == expected.shape
+        np.testing.assert_array_equal(array, expected)
+
+
+@pytest.mark.parametrize(
+    "values, kwargs, error",
+    [
+        ([1, 2, 3], {"shape": [2]}, ValueError),
+        ([1, 2], {"shape": [2, 1], "verify_shape": True}, TypeError),
+        ([1, 2], {"shape": [4], "allow_broadcast": True}, TypeError),
+        ([1.5], {"dtype": "int32"}, TypeError),
+        (object(), {}, TypeError),
+    ],
+    ids=["too_many", "verify_shape", "allow_broadcast", "float_to_int", "object"],
+)
+def test_make_tensor_proto_errors_match_tensorflow(values, kwargs, error, tf):
+    with pytest.raises(error):
+        tf.make_tensor_proto(values, **kwargs)
+    with pytest.raises(error):
+        jaxtape.make_tensor_proto(values, **kwargs)
