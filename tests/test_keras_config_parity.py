@@ -325,6 +325,7 @@ ROWS = {
     "UpSampling2D": lambda m: m.UpSampling2D((2, 3), interpolation="bilinear"),
     "UpSampling3D": lambda m: m.UpSampling3D(2, data_format="channels_first"),
     "Wrapper": None,  # abstract base (no `call`)
+    "TorchModuleWrapper": None,  # needs PyTorch (both refuse without it)
     "ZeroPadding1D": lambda m: m.ZeroPadding1D((2, 3)),
     "ZeroPadding2D": lambda m: m.ZeroPadding2D(((1, 2), (3, 4))),
     "ZeroPadding3D": lambda m: m.ZeroPadding3D(2, data_format="channels_first"),

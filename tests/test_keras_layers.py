@@ -594,3 +594,13 @@ def test_input_spec_checks_as_keras_3(tf, spec):
         except ValueError as e:
             results.append(str(e).split("\n")[0])
     assert results[0] == results[1]
+
+
+def test_torch_module_wrapper_refuses_as_tf_keras(tf):
+    # tf.keras needs PyTorch (and its torch backend) for it: the same error here
+    errors = []
+    for m in (tf, jt):
+        with pytest.raises(Exception) as info:  # noqa: PT011 - compared below
+            m.keras.layers.TorchModuleWrapper(object())
+        errors.append(type(info.value))
+    assert errors[0] is errors[1] or issubclass(errors[1], NotImplementedError)

@@ -12,6 +12,7 @@ JAX code on TF); everything else follows Keras's `keras/src/utils/jax_layer.py`.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import inspect
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "JaxLayer",
     "ReversibleEmbedding",
     "Wrapper",
+    "TorchModuleWrapper",
 ]
 
 
@@ -736,4 +738,20 @@ class FlaxLayer(JaxLayer):
             f"{type(self.module)}: jaxtape does not serialize flax modules "
             "into Keras configs. Save the weights with `save_weights` and "
             "rebuild the FlaxLayer in code."
+        )
+
+
+class TorchModuleWrapper(Layer):
+    """Keras's `TorchModuleWrapper` (a `torch.nn.Module` as a layer) needs
+    Keras's torch backend, which jaxtape does not have: without PyTorch
+    installed it raises ModuleNotFoundError, as tf.keras does; with it,
+    NotImplementedError. Wrap JAX code with `JaxLayer`/`FlaxLayer` instead."""
+
+    def __init__(self, module, name=None, output_shape=None, **kwargs):
+        if importlib.util.find_spec("torch") is None:
+            raise ModuleNotFoundError("No module named 'torch'", name="torch")
+        raise NotImplementedError(
+            "TorchModuleWrapper runs a torch.nn.Module, which needs Keras's torch "
+            "backend; jaxtape runs on JAX. Port the module, or wrap JAX code with "
+            "`keras.layers.JaxLayer` / `FlaxLayer`."
         )
