@@ -270,6 +270,7 @@ from jaxtape._src.ops.toplevel_more_ops import (  # noqa: F401
     irfftnd as irfftnd,
     no_gradient as no_gradient,
     random_index_shuffle as random_index_shuffle,
+    register_tensor_conversion_function as register_tensor_conversion_function,
     rfftnd as rfftnd,
 )
 from jaxtape._src.autodiff.recompute import (  # noqa: F401

@@ -318,3 +318,48 @@ def test_make_tensor_proto_errors_match_tensorflow(values, kwargs, error, tf):
         tf.make_tensor_proto(values, **kwargs)
     with pytest.raises(error):
         jaxtape.make_tensor_proto(values, **kwargs)
+
+
+def _register_and_use(m):
+    class Pair:  # a fresh type per module: registrations are process-wide
+        def __init__(self, v):
+            self.v = v
+
+    class Wrong:
+        pass
+
+    def to_tensor(value, dtype=None, name=None, as_ref=False):
+        return m.constant(value.v, dtype=dtype)
+
+    m.register_tensor_conversion_function(Pair, to_tensor)
+    m.register_tensor_conversion_function(
+        Wrong, lambda value, dtype=None, name=None, as_ref=False: m.constant([1, 2])
+    )
+    x = m.constant([3.0, 4.0])
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.reduce_sum(m.multiply(Pair([1.0, 2.0]), x))
+    out = [
+        m.convert_to_tensor(Pair([1.0, 2.0])),
+        m.convert_to_tensor(Pair([1.0, 2.0]), dtype=m.float64),
+        m.add(Pair([1.0, 2.0]), 1.0),
+        y,
+        tape.gradient(y, x),
+    ]
+    errors = []
+    for call in (
+        lambda: m.register_tensor_conversion_function(int, to_tensor),
+        lambda: m.register_tensor_conversion_function(Wrong, 3),
+        lambda: m.convert_to_tensor(Wrong(), dtype=m.float32),
+    ):
+        with pytest.raises(Exception) as e:
+            call()
+        errors.append(type(e.value).__name__)
+    return out, errors
+
+
+def test_register_tensor_conversion_function_matches_tensorflow(tf):
+    got, got_errors = _register_and_use(jaxtape)
+    want, want_errors = _register_and_use(tf)
+    _close(got, want)
+    assert got_errors == want_errors == ["TypeError", "TypeError", "RuntimeError"]

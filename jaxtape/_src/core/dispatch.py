@@ -19,7 +19,7 @@ import jax
 import jax.core
 import numpy as np
 
-from jaxtape._src.core import checks, context, deferred, device, errors
+from jaxtape._src.core import checks, context, deferred, device, dtypes, errors
 from jaxtape._src.core.compile_cache import guard as _guard
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.tensor import Tensor, TensorShape
@@ -182,6 +182,35 @@ def _composite_call(info: OpInfo, ins: tuple, params: tuple, error: CompositeInp
 
 
 # -- conversion ------------------------------------------------------------------
+# Conversions users register (TF's `register_tensor_conversion_function`):
+# (priority, order, base types, fn), lowest priority first. Read only on the
+# slow path (a value that is no Tensor, number, list or array).
+_conversions: list[tuple[int, int, tuple, Callable]] = []
+
+
+def register_conversion(base_types: tuple, fn: Callable, priority: int) -> None:
+    _conversions.append((priority, len(_conversions), base_types, fn))
+    _conversions.sort(key=lambda c: c[:2])
+
+
+def _registered_conversion(x, dtype):
+    """`x` converted by the first registered function that takes it, or None."""
+    tf_dtype = None if dtype is None else dtypes.as_dtype(dtype)
+    for _, _, types, fn in _conversions:
+        if isinstance(x, types):
+            out = fn(x, dtype=tf_dtype, name=None, as_ref=False)
+            if out is NotImplemented:
+                continue
+            if tf_dtype is not None and getattr(out, "dtype", tf_dtype) != tf_dtype:
+                raise RuntimeError(
+                    f"Conversion function {fn!r} for type {type(x)} returned "
+                    f"incompatible dtype: requested = {tf_dtype.name}, actual = "
+                    f"{out.dtype.name}"
+                )
+            return out
+    return None
+
+
 def to_value(x: Any, dtype: Any = None) -> Any:
     """A `jax.Array`/NumPy value for any tensor-like, by TF's conversion rules.
 
@@ -218,6 +247,10 @@ def to_value(x: Any, dtype: Any = None) -> Any:
         return _asarray(x, dtype)  # strings: refused, or parsed for a given dtype
     kind = _PY_KIND.get(t)
     if kind is None:  # a (nested) list or tuple; anything else is refused
+        if _conversions and t is not list and t is not tuple:
+            out = _registered_conversion(x, dtype)
+            if out is not None:
+                return to_value(out, dtype)
         if t is TensorShape and None in x:
             raise ValueError(
                 f"Cannot convert a partially known TensorShape {x} to a Tensor. "

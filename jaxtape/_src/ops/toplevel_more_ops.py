@@ -11,7 +11,7 @@ import jax
 import numpy as np
 from jax import lax
 
-from jaxtape._src.core import context, dtypes, errors
+from jaxtape._src.core import context, dispatch, dtypes, errors
 from jaxtape._src.core.dispatch import op, to_value
 from jaxtape._src.ops import nn_ops, signal_ops, stateless_random_ops
 
@@ -251,3 +251,55 @@ def no_gradient(op_type: str) -> None:
     if op_type in _no_gradient_types:
         raise KeyError(f"Registering two gradient with name '{op_type}'!")
     _no_gradient_types.add(op_type)
+
+
+# -- register_tensor_conversion_function ----------------------------------------
+_REFUSED_BASES = (int, float, bool, complex, np.generic, np.ndarray)
+
+
+def register_tensor_conversion_function(base_type, conversion_func, priority=100):
+    """Registers how values of `base_type` become Tensors (TF's
+    `tf.register_tensor_conversion_function`).
+
+    `conversion_func(value, dtype=None, name=None, as_ref=False)` returns a
+    Tensor (of `dtype` when one is asked for) or `NotImplemented` to let the
+    next function try; lower `priority` runs first. `convert_to_tensor` and
+    every op's inputs use it.
+
+    Differences from TensorFlow: an op's input converts when its type is
+    exactly a registered `base_type` (a subclass instance converts in
+    `convert_to_tensor` only).
+    """
+    types = base_type if isinstance(base_type, tuple) else (base_type,)
+    if not all(isinstance(t, type) for t in types):
+        raise TypeError("base_type must be a type or a tuple of types.")
+    if any(issubclass(t, _REFUSED_BASES) for t in types):
+        raise TypeError(
+            "Cannot register conversions for Python numeric types and NumPy "
+            "scalars and arrays."
+        )
+    if not callable(conversion_func):
+        raise TypeError(
+            f"Argument `conversion_func` must be callable. Received {conversion_func}."
+        )
+    dispatch.register_conversion(types, conversion_func, priority)
+    for t in types:
+        dispatch.register_composite(t, _converted_call)
+
+
+def _converted_call(info, ins, params):
+    """An op's call with its registered-type inputs converted first."""
+    return dispatch.dispatch(info, tuple(_convert_registered(a) for a in ins), params)
+
+
+def _convert_registered(a):
+    if type(a) in dispatch._composites and dispatch._composites[type(a)] is (
+        _converted_call
+    ):
+        out = dispatch._registered_conversion(a, None)
+        if out is None:
+            raise TypeError(
+                f"No registered conversion function converts {a!r} to a Tensor."
+            )
+        return out
+    return a
