@@ -284,6 +284,9 @@ from jaxtape._src.io.tensor_proto import (  # noqa: F401
     make_ndarray as make_ndarray,
     make_tensor_proto as make_tensor_proto,
 )
+from jaxtape._src.state.variable import (  # noqa: F401
+    variable_creator_scope as variable_creator_scope,
+)
 from jaxtape._src.structured.toplevel_structured_ops import (  # noqa: F401
     edit_distance as edit_distance,
     fingerprint as fingerprint,

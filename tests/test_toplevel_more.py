@@ -363,3 +363,27 @@ def test_register_tensor_conversion_function_matches_tensorflow(tf):
     want, want_errors = _register_and_use(tf)
     _close(got, want)
     assert got_errors == want_errors == ["TypeError", "TypeError", "RuntimeError"]
+
+
+def _creator_log(m):
+    log = []
+
+    def outer(next_creator, **kwargs):
+        log.append(("outer", sorted(kwargs)))
+        kwargs["initial_value"] = 5.0
+        return next_creator(**kwargs)
+
+    def inner(next_creator, **kwargs):
+        log.append(("inner", float(kwargs["initial_value"]), kwargs["trainable"]))
+        return next_creator(**kwargs)
+
+    with m.variable_creator_scope(outer), m.variable_creator_scope(inner):
+        v = m.Variable(1.0, False, name="x")
+    with m.variable_creator_scope(lambda next_creator, **kwargs: "replaced"):
+        replaced = m.Variable(1.0)
+    after = m.Variable(2.0)
+    return log, float(v.numpy()), v.trainable, v.name, replaced, float(after.numpy())
+
+
+def test_variable_creator_scope_matches_tensorflow(tf):
+    assert _creator_log(jaxtape) == _creator_log(tf)

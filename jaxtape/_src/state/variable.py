@@ -8,7 +8,10 @@ as in TF.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import functools
+import inspect
 import itertools
 import threading
 import weakref
@@ -57,7 +60,50 @@ class VariableAggregation(enum.Enum):
     ONLY_FIRST_REPLICA = 3
 
 
-class Variable(TensorOperators):
+class _Creators(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Callable[..., Any]] = []  # innermost scope last
+
+
+_creators = _Creators()
+
+
+@contextlib.contextmanager
+def variable_creator_scope(variable_creator):
+    """Runs `jaxtape.Variable(...)` calls through `variable_creator` (TF's
+    `tf.variable_creator_scope`): `variable_creator(next_creator, **kwargs)`
+    gets every constructor argument by name and may change them, call
+    `next_creator(**kwargs)` (the enclosing scope's creator, or the
+    constructor) or return something else. Scopes nest, innermost first;
+    subclasses of Variable construct directly, as in TF.
+    """
+    _creators.stack.append(variable_creator)
+    try:
+        yield
+    finally:
+        _creators.stack.pop()
+
+
+class _VariableMeta(type):
+    """`Variable(...)` through the creator scopes (TF's `VariableMetaclass`)."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls is not Variable or not _creators.stack:
+            return super().__call__(*args, **kwargs)
+        bound = _INIT_SIGNATURE.bind(None, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        del arguments["self"]
+
+        def create(**kw):
+            return type.__call__(cls, **kw)
+
+        for creator in _creators.stack:  # outermost first: the innermost runs first
+            create = functools.partial(creator, create)
+        return create(**arguments)
+
+
+class Variable(TensorOperators, metaclass=_VariableMeta):
     """A mutable tensor-like value: model weights, optimizer slots, counters.
 
     Usable anywhere a Tensor is (ops read it). Trainable variables read inside
@@ -480,6 +526,7 @@ def _variable_dtype_error(variable, np_dt):
 
 
 _registry: dict[int, weakref.ref] = {}
+_INIT_SIGNATURE = inspect.signature(Variable.__init__)  # (for the creator scopes)
 _next_id = itertools.count()
 
 
