@@ -60,9 +60,9 @@ def grad_pass_through(f):
     >>> x = jaxtape.constant(2.0)
     >>> with jaxtape.GradientTape() as tape:
     ...     tape.watch(x)
-    ...     y = jaxtape.grad_pass_through(jaxtape.round)(x * 1.3)
+    ...     y = jaxtape.grad_pass_through(jaxtape.round)(x * 1.5)
     >>> tape.gradient(y, x)
-    <jaxtape.Tensor: shape=(), dtype=float32, numpy=1.3>
+    <jaxtape.Tensor: shape=(), dtype=float32, numpy=1.5>
     """
 
     @functools.wraps(f)
