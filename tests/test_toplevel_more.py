@@ -387,3 +387,23 @@ def _creator_log(m):
 
 def test_variable_creator_scope_matches_tensorflow(tf):
     assert _creator_log(jaxtape) == _creator_log(tf)
+
+
+def test_vectorized_map_falls_back_to_a_loop_for_an_unbatchable_primitive(tf):
+    import jax
+
+    @jaxtape.register_op
+    def host_square(x):  # a callback without a vmap_method: JAX cannot batch it
+        return jax.pure_callback(
+            lambda a: np.square(a), jax.ShapeDtypeStruct(x.shape, x.dtype), x
+        )
+
+    got = jaxtape.vectorized_map(host_square, _ROWS, warn=False)
+    _close(got, tf.vectorized_map(tf.square, _ROWS))
+    with pytest.raises(NotImplementedError):
+        jaxtape.vectorized_map(host_square, _ROWS, fallback_to_while_loop=False)
+    x = np.arange(12, dtype="int32").reshape(4, 3)
+    _close(
+        jaxtape.vectorized_map(jaxtape.fingerprint, x),
+        tf.vectorized_map(tf.fingerprint, x),
+    )

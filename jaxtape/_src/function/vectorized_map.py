@@ -69,16 +69,15 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
         return list(outs)
 
     try:
-        jax.eval_shape(run, *[_aval(o) for o in objs], *avals_batched(flat))
+        out = capture.dispatch("vectorized_map", run, objs + flat)
     except NotImplementedError as e:
+        # (`fn` itself ran in the trace above: this is JAX refusing to batch
+        # a primitive, raised before anything was recorded)
         if not fallback_to_while_loop:
             raise
         if warn:
-            logging.warning(
-                "Using a while_loop for converting %s cause %s", "vectorized_map", e
-            )
+            logging.warning("Using a while_loop for converting vectorized_map: %s", e)
         return _loop(fn, flat, tree, n)
-    out = capture.dispatch("vectorized_map", run, objs + flat)
     return capture.rebuild(tr, out)
 
 
@@ -86,12 +85,3 @@ def _loop(fn, flat, tree, n):
     """TF's while-loop fallback: `fn` on each element, results stacked."""
     parts = control_flow._unstacked(flat, tree, n)
     return control_flow._stacked([fn(x) for x in parts])
-
-
-def avals_batched(flat):
-    return [jax.ShapeDtypeStruct(t._value.shape, t._value.dtype) for t in flat]
-
-
-def _aval(obj):
-    v = obj._value if hasattr(obj, "_value") else obj
-    return jax.ShapeDtypeStruct(v.shape, v.dtype)

@@ -73,6 +73,7 @@ def fingerprint(data, method="farmhash64", name=None):
             lambda v: _fingerprint_rows(np.asarray(v).reshape(n, -1)),
             jax.ShapeDtypeStruct((n, 8), np.uint8),
             value,
+            vmap_method="sequential",
         )
         return Tensor(out)
     rows = np.asarray(value).reshape(n, -1)
