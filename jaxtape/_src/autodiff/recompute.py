@@ -57,6 +57,9 @@ def grad_pass_through(f):
     unchanged, so `f` may be non-differentiable (an assignment, a rounding).
     Variables `f` reads get no gradient, as in TF.
 
+    Differences from TensorFlow: a Variable read only inside `f` gets a zero
+    gradient where TF gives None (`custom_gradient` fills it).
+
     >>> x = jaxtape.constant(2.0)
     >>> with jaxtape.GradientTape() as tape:
     ...     tape.watch(x)

@@ -37,7 +37,9 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     <jaxtape.Tensor: shape=(2,), dtype=float32, numpy=array([1., 4.], dtype=float32)>
 
     Differences from TensorFlow: `fn` must not assign Variables
-    (NotImplementedError).
+    (NotImplementedError); eagerly, under a recording GradientTape, an `fn`
+    that reads Variables runs as a loop of ops (same values and gradients,
+    not vectorized); `fn` is traced once per call.
     """
     elems, flat, n = control_flow._elements(elems, "vectorized_map")
     tree = jax.tree_util.tree_structure(elems, is_leaf=capture.is_leaf)
