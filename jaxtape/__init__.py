@@ -257,6 +257,7 @@ from jaxtape._src.function.control_flow import (  # noqa: F401
     switch_case as switch_case,
     while_loop as while_loop,
 )
+
 # Issue 17: the remaining top-level op names.
 from jaxtape._src.ops.linalg_more_ops import sqrtm as matrix_square_root  # noqa: F401
 from jaxtape._src.ops.toplevel_more_ops import (  # noqa: F401

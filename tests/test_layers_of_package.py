@@ -29,7 +29,7 @@ LAYERS = {
     "io": 4,
     "keras": 5,
     "distribute": 5,
-    "saved_model": 6,  # jax.export of function/ traces, checkpoint/ storage; TFSMLayer (keras)
+    "saved_model": 6,  # jax.export of function/ traces, checkpoint/; TFSMLayer: keras
     "autograph": 5,  # lowers to function/control_flow, iterates data/ Datasets
     "compat": 6,
 }
