@@ -21,8 +21,11 @@ add yours to `ROWS`):
         16x16x128 -> 32x32x64, MSE, Adam; the baseline is
         `lax.conv_transpose`. Extra lines: eager vs jaxtape.function,
         jaxtape.function vs tf.function (when TensorFlow is installed).
+  preproc: Rescaling -> RandomFlip -> RandomContrast in training mode, batch
+        64 of 64x64x3 images, compiled; the baseline is the same arithmetic
+        with `jax.random` draws.
 
-Run: python benchmarks/layers.py [--quick] [--only mha|lstm|deconv] [--no-tf]
+Run: python benchmarks/layers.py [--quick] [--only mha|lstm|deconv|preproc] [--no-tf]
 """
 
 from __future__ import annotations
@@ -289,7 +292,51 @@ def deconv_row(quick: bool):
     )
 
 
-ROWS = {"mha": mha_row, "lstm": lstm_row, "deconv": deconv_row}
+def preproc_row(quick: bool):
+    """An augmentation pipeline in training mode: Rescaling(1/255) ->
+    RandomFlip('horizontal') -> RandomContrast(0.2), batch 64 of 64x64x3
+    images, compiled; the baseline draws the same kinds of random numbers
+    with `jax.random` and applies the same arithmetic."""
+    batch, size = (16, 32) if quick else (64, 64)
+    rng = np.random.default_rng(0)
+    x = (rng.random((batch, size, size, 3)) * 255).astype(np.float32)
+    layers = jaxtape.keras.layers
+    pipeline = jaxtape.keras.Sequential(
+        [
+            layers.Rescaling(1 / 255),
+            layers.RandomFlip("horizontal", seed=1),
+            layers.RandomContrast(0.2, value_range=(0, 1), seed=2),
+        ]
+    )
+    compiled = jaxtape.function(lambda x: pipeline(x, training=True))
+
+    @jax.jit
+    def augment(key, x):
+        key, k_flip, k_contrast = jax.random.split(key, 3)
+        x = x / 255.0
+        flip = jax.random.uniform(k_flip, (x.shape[0], 1, 1, 1)) < 0.5
+        x = jnp.where(flip, x[:, :, ::-1, :], x)
+        factor = jax.random.uniform(
+            k_contrast, (x.shape[0], 1, 1, 1), minval=0.8, maxval=1.2
+        )
+        mean = jnp.mean(x, axis=(1, 2), keepdims=True)
+        return key, jnp.clip((x - mean) * factor + mean, 0.0, 1.0)
+
+    state = {"key": jax.random.key(0)}
+    xj, xt = jnp.asarray(x), jaxtape.constant(x)
+
+    def jax_step():
+        state["key"], out = augment(state["key"], xj)
+        out.block_until_ready()
+
+    return (
+        lambda: compiled(xt).numpy(),
+        jax_step,
+        f"batch {batch}, {size}x{size}x3 images",
+    )
+
+
+ROWS = {"mha": mha_row, "lstm": lstm_row, "deconv": deconv_row, "preproc": preproc_row}
 
 
 def main(argv=None):
