@@ -312,6 +312,9 @@ LOOKUPS = [
     ("Hashing", {"num_bins": 5}, STRINGS, None),
     ("Hashing", {"num_bins": 7, "mask_value": "a"}, STRINGS, None),
     ("Hashing", {"num_bins": 6}, np.array([1, 2, 3, 1000, -5]), None),
+    ("Hashing", {"num_bins": 3, "salt": [133, 137]}, STRINGS, None),  # SipHash
+    ("Hashing", {"num_bins": 5, "salt": 7, "mask_value": "a"}, STRINGS, None),
+    ("Hashing", {"num_bins": 4, "salt": [1, 2]}, np.array([1, 22, 333, -4]), None),
     (
         "Hashing",
         {"num_bins": 6, "output_mode": "multi_hot"},
@@ -452,6 +455,7 @@ CONFIGS = [
     lambda: L.CategoryEncoding(4, "count"),
     lambda: L.Discretization([0.0, 1.0]),
     lambda: L.Hashing(4, mask_value="a"),
+    lambda: L.Hashing(4, salt=[3, 4]),
     lambda: L.StringLookup(vocabulary=["a", "b"]),
     lambda: L.IntegerLookup(vocabulary=[3, 4], mask_token=0),
     lambda: L.TextVectorization(max_tokens=5, vocabulary=["x", "y"]),

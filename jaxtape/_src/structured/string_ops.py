@@ -696,7 +696,7 @@ def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
         )
     k0, k1 = (int(k) & _M64 for k in key)
     return _map(
-        input, lambda s: _siphash(k0, k1, s) % n, "StringToHashBucketStrong", np.int64
+        input, lambda s: siphash(k0, k1, s) % n, "StringToHashBucketStrong", np.int64
     )
 
 
@@ -746,7 +746,7 @@ def _rotl(x: int, b: int) -> int:
     return ((x << b) | (x >> (64 - b))) & _M64
 
 
-def _siphash(k0: int, k1: int, data: bytes) -> int:
+def siphash(k0: int, k1: int, data: bytes) -> int:
     """SipHash-2-4 of `data` under the key `(k0, k1)`."""
     v0 = k0 ^ 0x736F6D6570736575
     v1 = k1 ^ 0x646F72616E646F6D

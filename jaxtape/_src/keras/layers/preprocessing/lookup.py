@@ -26,6 +26,7 @@ from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
 from jaxtape._src.keras.layers.preprocessing.numeric import _batches, _encode
 from jaxtape._src.structured import strings
+from jaxtape._src.structured.string_ops import siphash
 
 __all__ = [
     "Hashing",
@@ -58,14 +59,20 @@ def _host(layer, inputs) -> np.ndarray:
     return arr
 
 
-def _hash_bins(values: np.ndarray, bins: int) -> np.ndarray:
-    """TF's `to_hash_bucket_fast` of each value (numbers as `as_string`)."""
+def _hash_bins(values: np.ndarray, bins: int, salt=None) -> np.ndarray:
+    """TF's `to_hash_bucket_fast` of each value (numbers as `as_string`), or
+    with a `salt` `[k0, k1]` its keyed `to_hash_bucket_strong` (SipHash)."""
     if values.dtype.kind == "f":
         values = values.astype(np.int64)
-    flat = [
-        fingerprint64(str(v).encode("utf-8")) % bins
-        for v in values.reshape(-1).tolist()
-    ]
+    if salt is None:
+        hash64 = fingerprint64
+    else:
+        k0, k1 = (int(k) & ((1 << 64) - 1) for k in salt)
+
+        def hash64(data: bytes) -> int:
+            return siphash(k0, k1, data)
+
+    flat = [hash64(str(v).encode("utf-8")) % bins for v in values.reshape(-1).tolist()]
     return np.asarray(flat, np.int64).reshape(values.shape)
 
 
@@ -85,17 +92,25 @@ class Hashing(Layer):
     tf.keras's. `mask_value` gets bin 0; `output_mode` `'int'` (int64) or
     one of CategoryEncoding's modes. Eager only (host strings).
 
-    Differences from Keras: `salt` (SipHash) and `sparse=True` raise
-    NotImplementedError.
+    A `salt` (two integers, or one used twice) keys TF's SipHash
+    (`to_hash_bucket_strong`), as Keras.
+
+    Differences from Keras: `sparse=True` raises NotImplementedError.
     """
 
     def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int",
                  sparse=False, **kwargs):  # fmt: skip
         if salt is not None:
-            raise NotImplementedError(
-                "Hashing(salt=...) (TF's SipHash `to_hash_bucket_strong`) is not "
-                "supported by jaxtape; leave `salt` unset."
-            )
+            if isinstance(salt, (tuple, list)) and len(salt) == 2:
+                salt = list(salt)
+            elif isinstance(salt, int):
+                salt = [salt, salt]
+            else:
+                raise ValueError(
+                    "The `salt` argument for `Hashing` can only be a tuple of "
+                    "size 2 integers, or a single integer. "
+                    f"Received: salt={salt}."
+                )
         if sparse:
             raise NotImplementedError("Hashing(sparse=True) is not supported.")
         kwargs.setdefault("dtype", "int64" if output_mode == "int" else "float32")
@@ -111,7 +126,7 @@ class Hashing(Layer):
                 f"{_MODES}. Received: output_mode={output_mode}"
             )
         self.num_bins, self.mask_value = int(num_bins), mask_value
-        self.output_mode, self.salt, self.sparse = output_mode, None, False
+        self.output_mode, self.salt, self.sparse = output_mode, salt, False
         self._autocast = False
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
@@ -124,7 +139,7 @@ class Hashing(Layer):
         if self.mask_value is not None and bins > 1:
             bins -= 1
             mask = values == np.asarray(self.mask_value).astype(values.dtype)
-        out = _hash_bins(values, bins)
+        out = _hash_bins(values, bins, self.salt)
         if mask is not None:
             out = np.where(mask, 0, out + 1)
         return _encoded(self, out, self.num_bins, self.dtype)
