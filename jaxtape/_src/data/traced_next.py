@@ -23,17 +23,33 @@ from jaxtape._src.state import scope as state_scope
 from jaxtape._src.state.variable import Variable
 
 
-def _array(leaf, what: str) -> Any:
-    if isinstance(leaf, jax.Array):
-        return leaf
-    array = np.asarray(leaf)
-    if array.dtype.kind not in "biufc":
-        raise NotImplementedError(
-            f"next(iterator) inside jaxtape.function on {what}: its elements hold "
-            f"{array.dtype} values, which a compiled program cannot take. Iterate "
-            "outside the function and pass each element as an argument."
-        )
-    return array
+def _arrays(element) -> list:
+    """The element's leaves as arrays a compiled program can take."""
+    out = []
+    for leaf in _leaves(element):
+        array = leaf if isinstance(leaf, jax.Array) else np.asarray(leaf)
+        if array.dtype.kind not in "biufc":
+            raise NotImplementedError(
+                "next(iterator) inside jaxtape.function on this iterator: its "
+                f"elements hold {array.dtype} values, which a compiled program "
+                "cannot take. Iterate outside the function and pass each element "
+                "as an argument."
+            )
+        out.append(array)
+    return out
+
+
+def _specs(arrays) -> list:
+    return [(a.shape, a.dtype) for a in arrays]
+
+
+def _pull(iterator):
+    """The iterator's next element, computed eagerly; TF's end-of-sequence."""
+    try:
+        with context.hooks.init_scope():  # the pipeline runs eagerly (TF's too)
+            return next(iterator._it)
+    except StopIteration:
+        raise errors.OutOfRangeError(None, None, "End of sequence") from None
 
 
 class _Next:
@@ -42,8 +58,8 @@ class _Next:
     def __init__(self, iterator, element):
         self.iterator = iterator
         self.element = element
-        arrays = [_array(leaf, "this iterator") for leaf in _leaves(element)]
-        self.specs = [(a.shape, a.dtype) for a in arrays]
+        arrays = _arrays(element)
+        self.specs = _specs(arrays)
         with state_scope.creating_state():
             self.holders = [
                 Variable(a, trainable=False, name="iterator_get_next") for a in arrays
@@ -57,12 +73,8 @@ class _Next:
         if self.unread:
             self.unread = False
             return
-        try:
-            element = next(self.iterator._it)
-        except StopIteration:
-            raise errors.OutOfRangeError(None, None, "End of sequence") from None
-        arrays = [_array(leaf, "this iterator") for leaf in _leaves(element)]
-        specs = [(a.shape, a.dtype) for a in arrays]
+        arrays = _arrays(_pull(self.iterator))
+        specs = _specs(arrays)
         if specs != self.specs:
             raise errors.InvalidArgumentError(
                 None,
@@ -106,12 +118,7 @@ def traced_next(iterator):
             site = s  # made by an attempt traced again (never settled): take it over
             break
     if site is None:
-        try:
-            with context.hooks.init_scope():  # the pipeline runs eagerly (TF's too)
-                element = next(iterator._it)
-        except StopIteration:
-            raise errors.OutOfRangeError(None, None, "End of sequence") from None
-        site = _Next(iterator, element)
+        site = _Next(iterator, _pull(iterator))
         sites[:] = [s for s in sites if s.unread] + [site]  # (drop served ones)
     site.trace = weakref.ref(current) if current is not None else None
     _trace.before_each_call(site.refresh)
