@@ -18,11 +18,18 @@ from jaxtape._src.core.dtypes import (  # noqa: F401
     int16 as int16,
     int32 as int32,
     int64 as int64,
+    qint8 as qint8,
+    qint16 as qint16,
+    qint32 as qint32,
+    quint8 as quint8,
+    quint16 as quint16,
+    resource as resource,
     string as string,
     uint8 as uint8,
     uint16 as uint16,
     uint32 as uint32,
     uint64 as uint64,
+    variant as variant,
 )
 from jaxtape._src.core.device import device as device  # noqa: F401
 from jaxtape._src.core.tensor import (  # noqa: F401

@@ -1,6 +1,7 @@
 """`jaxtape.dtypes` (TF's `tf.dtypes`): re-exports only."""
 
 from jaxtape._src.core.dtypes import (
+    QUANTIZED_DTYPES,
     DType,
     as_dtype,
     bfloat16,
@@ -16,11 +17,18 @@ from jaxtape._src.core.dtypes import (
     int16,
     int32,
     int64,
+    qint8,
+    qint16,
+    qint32,
+    quint8,
+    quint16,
+    resource,
     string,
     uint8,
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from jaxtape._src.ops.math_ops import cast, complex, saturate_cast
 from jaxtape._src import missing as _missing

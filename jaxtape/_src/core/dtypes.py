@@ -73,6 +73,15 @@ class DType:
         return True
 
     @property
+    def is_quantized(self) -> builtins.bool:
+        return False
+
+    @property
+    def as_datatype_enum(self) -> int:
+        """TF's `DataType` enum value (`types.proto`): float32 is 1, int32 3..."""
+        return _ENUMS[self._name]
+
+    @property
     def size(self) -> int:
         return self._np.itemsize if self._np.kind != "O" else 0  # (string: TF's)
 
@@ -87,7 +96,7 @@ class DType:
         return jnp.finfo(self._np).max if self.is_floating else jnp.iinfo(self._np).max
 
     def _check_number(self, what: str) -> None:
-        if self._np.kind == "O":
+        if self._np.kind in "Ob":  # (strings and bools: TF's error)
             raise TypeError(f"Cannot find {what} value of {self} with type {self}.")
 
     def is_compatible_with(self, other: DTypeLike) -> builtins.bool:
@@ -115,6 +124,92 @@ class DType:
 
     def __reduce__(self):
         return as_dtype, (self._name,)
+
+
+class _NoTensorDType(NotImplementedError, TypeError):
+    """A Tensor of a dtype jaxtape has no arrays for (`qint8`, `resource`...).
+
+    `NotImplementedError` (jaxtape lacks it) and `TypeError` (what TF raises
+    for an eager `constant` of `resource`/`variant`), so either `except` works.
+    """
+
+
+class _OpaqueDType(DType):
+    """TF's dtypes with no jaxtape Tensors: the quantized ones (`qint8`,
+    `quint8`, `qint16`, `quint16`, `qint32`) and the handle ones (`resource`,
+    `variant`). Their attributes are TF's; making a tensor of one raises."""
+
+    __slots__ = ("_structured",)
+
+    def __init__(self, name: str, base: Any = None):
+        # (`_np` is the property below: no slot write for it.)
+        self._name = name
+        self._floating = self._integer = False
+        # TF's NumPy type for a quantized dtype: a one-field record.
+        self._structured = None if base is None else np.dtype([(name, base)])
+
+    @property
+    def _np(self) -> np.dtype:  # type: ignore[override]
+        # Every path that makes an array of a dtype reads `_np`: it raises here.
+        raise _NoTensorDType(
+            f"jaxtape has no Tensors of dtype {self._name}: "
+            + (
+                "quantized tensors are not implemented (TF's eager ops take "
+                "few of them); keep the integer values as int8/uint8/int16/"
+                "uint16/int32 with their scale."
+                if self._structured is not None
+                else "it is a TF graph handle type with no JAX array."
+            )
+        )
+
+    @property
+    def as_numpy_dtype(self) -> Any:
+        if self._structured is None:
+            raise KeyError(self.as_datatype_enum)  # (TF's)
+        return self._structured
+
+    @property
+    def real_dtype(self) -> DType:
+        return self
+
+    @property
+    def is_unsigned(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_complex(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_bool(self) -> builtins.bool:
+        return False
+
+    @property
+    def is_numpy_compatible(self) -> builtins.bool:
+        return self._structured is not None
+
+    @property
+    def is_quantized(self) -> builtins.bool:
+        return self._structured is not None
+
+    @property
+    def size(self) -> int:
+        return 0 if self._structured is None else self._structured.itemsize
+
+    def _check_number(self, what: str) -> None:
+        kind = " with quantized type " + str(self) if self.is_quantized else ""
+        raise TypeError(f"Cannot find {what} value of {self}{kind}.")
+
+    def __eq__(self, other: Any) -> builtins.bool:
+        if other is self:
+            return True
+        try:
+            return as_dtype(other) is self
+        except TypeError:
+            return False
+
+    def __hash__(self) -> int:
+        return hash(self._name)
 
 
 _TABLE = [
@@ -149,6 +244,48 @@ string = DType(np.dtype(object), "string")
 _BY_NP[string._np] = string
 _BY_NAME["string"] = string
 
+# TF's quantized and handle dtypes (no jaxtape Tensors of them).
+qint8 = _OpaqueDType("qint8", np.int8)
+quint8 = _OpaqueDType("quint8", np.uint8)
+qint16 = _OpaqueDType("qint16", np.int16)
+quint16 = _OpaqueDType("quint16", np.uint16)
+qint32 = _OpaqueDType("qint32", np.int32)
+resource = _OpaqueDType("resource")
+variant = _OpaqueDType("variant")
+QUANTIZED_DTYPES = frozenset({qint8, quint8, qint16, quint16, qint32})
+for _d in (qint8, quint8, qint16, quint16, qint32, resource, variant):
+    _BY_NAME[_d.name] = _d
+    if _d._structured is not None:
+        _BY_NP[_d._structured] = _d
+
+# TF's `DataType` enum (tensorflow/core/framework/types.proto).
+_ENUMS = {
+    "float32": 1,
+    "float64": 2,
+    "int32": 3,
+    "uint8": 4,
+    "int16": 5,
+    "int8": 6,
+    "string": 7,
+    "complex64": 8,
+    "int64": 9,
+    "bool": 10,
+    "qint8": 11,
+    "quint8": 12,
+    "qint32": 13,
+    "bfloat16": 14,
+    "qint16": 15,
+    "quint16": 16,
+    "uint16": 17,
+    "complex128": 18,
+    "float16": 19,
+    "resource": 20,
+    "variant": 21,
+    "uint32": 22,
+    "uint64": 23,
+}
+_BY_ENUM = {enum: _BY_NAME[name] for name, enum in _ENUMS.items()}
+
 float16 = _BY_NAME["float16"]
 bfloat16 = _BY_NAME["bfloat16"]
 float32 = _BY_NAME["float32"]
@@ -174,6 +311,10 @@ def as_dtype(type_value: DTypeLike) -> DType:
         return type_value
     if isinstance(type_value, str):
         found = _BY_NAME.get(type_value)
+        if found is not None:
+            return found
+    elif type(type_value) is int:  # TF's `DataType` enum value
+        found = _BY_ENUM.get(type_value)
         if found is not None:
             return found
     try:

@@ -16,6 +16,19 @@ class OpError(Exception):
         self.node_def = node_def
         self.op = op
         self.message = message
+        # (TF's `OpError(node_def, op, message, error_code)`: the base takes it.)
+        self._error_code = args[0] if args else None
+
+    @property
+    def error_code(self) -> int:
+        """TF's integer code of the error (`jaxtape.errors.INVALID_ARGUMENT`...)."""
+        if self._error_code is not None:
+            return self._error_code
+        for cls in type(self).__mro__:
+            code = _CODES.get(cls)
+            if code is not None:
+                return code
+        return UNKNOWN
 
     def __reduce__(self):
         return type(self), (self.node_def, self.op, self.message)
@@ -85,8 +98,62 @@ class UnauthenticatedError(OpError):
     """Missing valid credentials."""
 
 
+# TF's error codes (`tf.errors.OK` ...: `error_codes.proto`'s values).
+OK = 0
+CANCELLED = 1
+UNKNOWN = 2
+INVALID_ARGUMENT = 3
+DEADLINE_EXCEEDED = 4
+NOT_FOUND = 5
+ALREADY_EXISTS = 6
+PERMISSION_DENIED = 7
+RESOURCE_EXHAUSTED = 8
+FAILED_PRECONDITION = 9
+ABORTED = 10
+OUT_OF_RANGE = 11
+UNIMPLEMENTED = 12
+INTERNAL = 13
+UNAVAILABLE = 14
+DATA_LOSS = 15
+UNAUTHENTICATED = 16
+
+_CODES = {
+    CancelledError: CANCELLED,
+    UnknownError: UNKNOWN,
+    InvalidArgumentError: INVALID_ARGUMENT,
+    DeadlineExceededError: DEADLINE_EXCEEDED,
+    NotFoundError: NOT_FOUND,
+    AlreadyExistsError: ALREADY_EXISTS,
+    PermissionDeniedError: PERMISSION_DENIED,
+    ResourceExhaustedError: RESOURCE_EXHAUSTED,
+    FailedPreconditionError: FAILED_PRECONDITION,
+    AbortedError: ABORTED,
+    OutOfRangeError: OUT_OF_RANGE,
+    UnimplementedError: UNIMPLEMENTED,
+    InternalError: INTERNAL,
+    UnavailableError: UNAVAILABLE,
+    DataLossError: DATA_LOSS,
+    UnauthenticatedError: UNAUTHENTICATED,
+}
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation on a traced Tensor that needs its value (TF's class).
+
+    Raised for `bool(x)` (a Python `if`/`while`) or iteration over a Tensor
+    whose value `jaxtape.function` does not know while it traces. A
+    `TypeError`, as in TF.
+
+      Wrong: @jaxtape.function(autograph=False)
+             def f(x): return x if x > 0 else -x
+      Right: @jaxtape.function
+             def f(x): return jaxtape.where(x > 0, x, -x)
+    """
+
+
 # TF's classes live in `tf.errors`: so do these (reprs, pickles).
 for _cls in (
+    OperatorNotAllowedInGraphError,
     CancelledError,
     UnknownError,
     InvalidArgumentError,

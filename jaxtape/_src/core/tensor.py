@@ -424,7 +424,9 @@ class Tensor(TensorOperators):
     def __bool__(self) -> bool:
         value = self._value
         if isinstance(value, jax.core.Tracer):
-            raise TypeError(_TRACED_CONTROL_FLOW.format(what="a Python `if`/`while`"))
+            raise errors.OperatorNotAllowedInGraphError(
+                _TRACED_CONTROL_FLOW.format(what="a Python `if`/`while`")
+            )
         return bool(value)
 
     def __float__(self) -> float:
