@@ -26,6 +26,10 @@ from jaxtape._src.ops.misc_ops import (  # noqa: F401
     is_numeric_tensor,
 )
 from jaxtape._src.autodiff.explain import explain_gradient  # noqa: F401
+from jaxtape._src.ops.numerics_mode import (  # noqa: F401
+    disable_check_numerics,
+    enable_check_numerics,
+)
 
 from jaxtape._src import missing as _missing
 

@@ -613,6 +613,17 @@ def _var_type():
 
 
 # -- the dispatcher ---------------------------------------------------------------
+# `check(op_name, input_values, output)`, run on every op's outputs, or None:
+# `jaxtape.debugging.enable_check_numerics` installs one (`set_output_check`).
+_output_check: Callable[[str, list, Any], None] | None = None
+
+
+def set_output_check(check: Callable[[str, list, Any], None] | None) -> None:
+    """Installs (or, with None, removes) the check run on every op's outputs."""
+    global _output_check
+    _output_check = check
+
+
 def dispatch(info: OpInfo, args: Sequence[Any], params: tuple) -> Any:
     """Runs one op: unwrap `args`, call `info.fn(*values, *params)`, wrap, record."""
     if _guard.pending:  # JAX's compile caches are due a clear: between ops
@@ -671,6 +682,8 @@ def dispatch(info: OpInfo, args: Sequence[Any], params: tuple) -> Any:
         out = _folded(info, vals, params)
     else:
         out = device.run(info.eager, vals, params)
+    if _output_check is not None:  # `enable_check_numerics` (one global read)
+        _output_check(info.name, vals, out)
     if not tapes:
         if type(out) is tuple or type(out) is list or hasattr(out, "_fields"):
             return _wrap(out)
