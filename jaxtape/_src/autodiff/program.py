@@ -277,7 +277,9 @@ class _Plan:
         for v, value in zip(self.pendings, _run(program, spec, leaves)):
             if v.value is None:
                 v.value = value
-        self.leaf_objs = []  # (nothing to keep alive any more)
+            if v.owner is self:  # (computed: no cycle back to the plan)
+                v.owner = None
+        self.leaf_objs = self.pendings = []  # (nothing to keep alive any more)
 
     def evaluate(self, refs) -> None:  # `deferred.Owner`: all outputs at once
         self.run()

@@ -218,9 +218,14 @@ class Recorder:
                 v = tensors[r]._v
                 if type(v) is Pending and v.value is None:
                     left.append(r)
-        self.pending = []
         if left:
             program.detach(self, left)
+        # The recording itself goes now: the Pendings this tape computed still
+        # name it as their owner, and through its Tensors it would name them,
+        # a cycle per step for the cyclic collector to find.
+        self.ids, self._const_ids = {}, {}
+        self.tensors, self.born, self.nodes, self.consts = [], [], [], []
+        self.pending = []
 
 
 def _drop_pending(tensors: list, pending: list) -> tuple[list, list]:
