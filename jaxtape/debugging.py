@@ -26,9 +26,14 @@ from jaxtape._src.ops.misc_ops import (  # noqa: F401
     is_numeric_tensor,
 )
 from jaxtape._src.autodiff.explain import explain_gradient  # noqa: F401
-from jaxtape._src.ops.numerics_mode import (  # noqa: F401
+from jaxtape._src.ops.debug_modes import (  # noqa: F401
     disable_check_numerics,
+    disable_traceback_filtering,
     enable_check_numerics,
+    enable_traceback_filtering,
+    get_log_device_placement,
+    is_traceback_filtering_enabled,
+    set_log_device_placement,
 )
 
 from jaxtape._src import missing as _missing

@@ -139,3 +139,34 @@ def test_tensors_of_opaque_dtypes_say_jaxtape_lacks_them(name):
     # TF's eager `constant` of a handle dtype raises TypeError: so does this.
     with pytest.raises(TypeError):
         jaxtape.constant([1, 2], dtype=dtype)
+
+
+def test_traceback_filtering_switches_match_tensorflow(tf):
+    for m in (tf, jaxtape):
+        assert m.debugging.is_traceback_filtering_enabled()
+        try:
+            m.debugging.disable_traceback_filtering()
+            assert not m.debugging.is_traceback_filtering_enabled()
+        finally:
+            m.debugging.enable_traceback_filtering()
+        assert m.debugging.is_traceback_filtering_enabled()
+
+
+def test_log_device_placement_prints_tensorflows_line_per_op(capsys):
+    assert not jaxtape.debugging.get_log_device_placement()
+    x = jaxtape.constant([1.0])
+    jaxtape.debugging.set_log_device_placement(True)
+    try:
+        assert jaxtape.debugging.get_log_device_placement()
+        y = jaxtape.math.log(x + 1.0)
+        jaxtape.function(lambda a: a * 2.0)(y)
+    finally:
+        jaxtape.debugging.set_log_device_placement(False)
+    jaxtape.math.log(x)
+    lines = capsys.readouterr().err.splitlines()
+    where = y.device
+    assert lines == [
+        f"Executing op AddV2 in device {where}",
+        f"Executing op Log in device {where}",
+        f"Mul: (Mul): {where}",
+    ]

@@ -1,10 +1,12 @@
-"""TF's check-numerics mode: `tf.debugging.enable_check_numerics` and its off switch.
+"""TF's debugging modes: check numerics, device-placement logging, traceback filtering.
 
-While enabled, every op's floating outputs are checked for NaN and infinity:
-eagerly on the host (the op raises at once), and inside `jaxtape.function`
-as a run-time check compiled into the program (`core/checks`: the call
-raises after it runs). The check sits in the dispatcher as one hook
-(`dispatch.set_output_check`), so the mode costs nothing while it is off.
+While `enable_check_numerics` is on, every op's floating outputs are checked
+for NaN and infinity: eagerly on the host (the op raises at once), and inside
+`jaxtape.function` as a run-time check compiled into the program
+(`core/checks`: the call raises after it runs). While
+`set_log_device_placement(True)` is on, each op says where it runs. Both sit
+in the dispatcher as one hook (`dispatch.set_output_check`), so the modes
+cost nothing while they are off.
 
 Layer L1: imports only `core`.
 """
@@ -12,7 +14,9 @@ Layer L1: imports only `core`.
 from __future__ import annotations
 
 import os
+import sys
 import traceback
+from collections.abc import Callable
 
 import jax
 import jax.core
@@ -20,11 +24,33 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import checks, context, deferred, dispatch, errors
-from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.core.device import device_name
+from jaxtape._src.core.tensor import Tensor, device_string
 
 _state = context.state
 _limits = {"stack_height": 30, "path_length": 50}
 _deferred_before: list[bool] = []  # deferred execution's setting while enabled
+_watchers: dict[str, Callable[[str, list, object], None]] = {}  # the modes on
+
+
+def _set_watcher(mode: str, watcher) -> None:
+    """Turns one mode's per-op hook on (a function) or off (None)."""
+    if watcher is None:
+        _watchers.pop(mode, None)
+    else:
+        _watchers[mode] = watcher
+    hooks = list(_watchers.values())
+    if not hooks:
+        dispatch.set_output_check(None)
+    elif len(hooks) == 1:
+        dispatch.set_output_check(hooks[0])
+    else:
+        dispatch.set_output_check(lambda *args: _run_all(hooks, args))
+
+
+def _run_all(hooks, args) -> None:
+    for hook in hooks:
+        hook(*args)
 
 
 def enable_check_numerics(stack_height_limit=30, path_length_limit=50):
@@ -51,7 +77,7 @@ def enable_check_numerics(stack_height_limit=30, path_length_limit=50):
     if not _deferred_before:
         _deferred_before.append(deferred.get_deferred_execution())
         deferred.set_deferred_execution(False)
-    dispatch.set_output_check(_check_outputs)
+    _set_watcher("check_numerics", _check_outputs)
 
 
 def disable_check_numerics():
@@ -59,7 +85,7 @@ def disable_check_numerics():
 
     A no-op when it is not on.
     """
-    dispatch.set_output_check(None)
+    _set_watcher("check_numerics", None)
     if _deferred_before:
         deferred.set_deferred_execution(_deferred_before.pop())
 
@@ -171,3 +197,61 @@ def _creation_stack() -> str:
         )  # (`<jaxtape op log>`, AutoGraph's generated code: not the user's)
         text += " -> |   \n" if user else "    |   \n"
     return text
+
+
+# -- device placement logging -------------------------------------------------------
+def set_log_device_placement(enabled):
+    """Whether each op prints the device it runs on (TF's
+    `tf.debugging.set_log_device_placement`).
+
+    Eager ops print TF's `Executing op Log in device
+    /job:localhost/replica:0/task:0/device:CPU:0` to stderr; ops traced by
+    `jaxtape.function` print TF's placer line `Log: (Log): <device>` once,
+    when traced (the device the program was traced for).
+
+    Differences from TensorFlow:
+      TF logs through its C++ logger (with a timestamp prefix) and also logs
+      the graph's argument, return and constant nodes; jaxtape prints one plain
+      line per op run through its dispatcher.
+    """
+    _set_watcher("log_device_placement", _log_placement if enabled else None)
+
+
+def get_log_device_placement():
+    """Whether `set_log_device_placement(True)` is on."""
+    return "log_device_placement" in _watchers
+
+
+def _log_placement(op: str, inputs: list, out) -> None:
+    first = next(iter(jax.tree.leaves(out)), None)
+    if isinstance(first, jax.core.Tracer) or first is None:
+        target = _state.device if _state.device is not None else jax.devices()[0]
+        where = device_name(target)
+        print(f"{op}: ({op}): {where}", file=sys.stderr)
+    else:
+        print(f"Executing op {op} in device {device_string(first)}", file=sys.stderr)
+
+
+# -- traceback filtering ------------------------------------------------------------
+def enable_traceback_filtering():
+    """Filters library frames from tracebacks of errors raised through
+    compiled code (TF's `tf.debugging.enable_traceback_filtering`; on by
+    default). jaxtape's compiled calls are JAX's: this sets JAX's
+    `jax_traceback_filtering` to `"auto"`, which drops JAX's internal frames.
+
+    Differences from TensorFlow:
+      jaxtape's own frames are not dropped from eager tracebacks.
+    """
+    jax.config.update("jax_traceback_filtering", "auto")
+
+
+def disable_traceback_filtering():
+    """Full tracebacks (TF's `tf.debugging.disable_traceback_filtering`):
+    sets JAX's `jax_traceback_filtering` to `"off"`."""
+    jax.config.update("jax_traceback_filtering", "off")
+
+
+def is_traceback_filtering_enabled():
+    """Whether tracebacks are filtered (JAX's `jax_traceback_filtering` is not
+    `"off"`); TF's `tf.debugging.is_traceback_filtering_enabled`."""
+    return jax.config.values["jax_traceback_filtering"] != "off"
