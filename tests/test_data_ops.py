@@ -455,29 +455,39 @@ def test_random_and_sample_from_datasets_are_seeded():
 
 def test_parallel_interleave_reads_inputs_on_pool_threads():
     threads = set()
+    # Overlap shown without a clock: input 0's read-ahead of its second element
+    # and input 1's first read meet at a barrier, which only reads in flight at
+    # the same time can pass (read one after the other, it times out).
+    meet = threading.Barrier(2, timeout=60)
 
-    def slow(x):
-        def gen():
-            for i in range(3):
-                threads.add(threading.get_ident())
-                time.sleep(0.01)
-                yield np.int64(int(x) * 10 + i)
+    def reader(gate):
+        def slow(x):
+            def gen():
+                for i in range(3):
+                    threads.add(threading.get_ident())
+                    if gate and (int(x), i) in ((0, 1), (1, 0)):
+                        meet.wait()
+                    time.sleep(0.01)
+                    yield np.int64(int(x) * 10 + i)
 
-        return jaxtape.data.Dataset.from_generator(
-            gen, output_signature=jaxtape.TensorSpec([], jaxtape.int64)
-        )
+            return jaxtape.data.Dataset.from_generator(
+                gen, output_signature=jaxtape.TensorSpec([], jaxtape.int64)
+            )
+
+        return slow
 
     D = jaxtape.data.Dataset
-    serial = [int(v) for v in D.range(4).interleave(slow, cycle_length=4)]
-    start = time.perf_counter()
+    serial = [int(v) for v in D.range(4).interleave(reader(False), cycle_length=4)]
+    threads.clear()
     parallel = [
         int(v)
-        for v in D.range(4).interleave(slow, cycle_length=4, num_parallel_calls=4)
+        for v in D.range(4).interleave(
+            reader(True), cycle_length=4, num_parallel_calls=4
+        )
     ]
-    elapsed = time.perf_counter() - start
     assert parallel == serial
+    assert not meet.broken
     assert len(threads - {threading.get_ident()}) >= 2
-    assert elapsed < 0.12 * 0.9 + 0.05  # 12 sleeps of 10 ms, overlapped
 
 
 def test_cache_to_a_file_is_read_by_later_datasets(tmp_path):
