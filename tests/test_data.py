@@ -193,8 +193,8 @@ def test_prefetch_runs_ahead_on_a_thread_and_puts_on_device():
     ds = Dataset.range(10).map(produce).prefetch(3)
     it = iter(ds)
     first = next(it)
-    deadline = time.time() + 5
-    while len(produced) < 4 and time.time() < deadline:
+    deadline = time.monotonic() + 60  # (a bound for a hang, not a timing)
+    while len(produced) < 4 and time.monotonic() < deadline:
         time.sleep(0.01)  # the background thread fills the buffer meanwhile
     assert len(produced) >= 4  # one handed over, three waiting
     assert {t for _, t in produced} != {threading.get_ident()}
