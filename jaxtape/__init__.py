@@ -226,6 +226,14 @@ from jaxtape._src.structured.ragged import (  # noqa: F401
     RaggedTensorSpec as RaggedTensorSpec,
 )
 from jaxtape._src.structured import ragged_dispatch as _ragged_dispatch  # noqa: F401
+from jaxtape._src.core.type_spec import TypeSpec as TypeSpec  # noqa: F401
+from jaxtape._src.data.type_specs import (  # noqa: F401
+    IndexedSlicesSpec as IndexedSlicesSpec,
+    NoneTensorSpec as NoneTensorSpec,
+    SparseTensorSpec as SparseTensorSpec,
+    TensorArraySpec as TensorArraySpec,
+)
+from jaxtape._src.data.optional import OptionalSpec as OptionalSpec  # noqa: F401
 from jaxtape._src.structured import strings as _strings  # noqa: F401
 from jaxtape._src.structured.string_ops import as_string as as_string  # noqa: F401
 from jaxtape._src.ops.script_ops import (  # noqa: F401

@@ -36,6 +36,7 @@ from jaxtape._src.data.experimental_ops import (
     unique,
 )
 from jaxtape._src.data.readers import CsvDataset
+from jaxtape._src.data.optional import Optional, get_next_as_optional
 from jaxtape._src.data.options import (
     AutoShardPolicy,
     AutotuneAlgorithm,

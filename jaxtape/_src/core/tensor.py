@@ -18,6 +18,7 @@ import numpy as np
 from jaxtape._src.core import context, dtypes, errors
 from jaxtape._src.core.deferred import Pending
 from jaxtape._src.core.device import device_name
+from jaxtape._src.core.type_spec import TypeSpec
 
 if TYPE_CHECKING:
     from jaxtape._src.core.typing import DTypeLike, ShapeLike, TensorLike
@@ -692,8 +693,8 @@ def device_string(value) -> str:
     return device_name(next(iter(devices)))
 
 
-class TensorSpec:
-    """Describes a tensor's shape and dtype (TF's `TensorSpec`)."""
+class TensorSpec(TypeSpec):
+    """Describes a tensor's shape and dtype (TF's `TensorSpec`, a `TypeSpec`)."""
 
     __slots__ = ("_shape", "_dtype", "_name")
 
@@ -715,10 +716,31 @@ class TensorSpec:
     def from_tensor(cls, tensor, name=None) -> TensorSpec:
         return cls(tensor.shape, tensor.dtype, name)
 
-    def is_compatible_with(self, spec_or_tensor) -> bool:
-        return self._dtype == spec_or_tensor.dtype and self._shape.is_compatible_with(
-            spec_or_tensor.shape
+    @property
+    def value_type(self) -> type:
+        return Tensor
+
+    def _serialize(self) -> tuple:
+        return (self._shape, self._dtype, self._name)
+
+    def is_compatible_with(self, spec_or_tensor) -> bool:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Same dtype and a compatible shape (the name is not compared, as TF)."""
+        other = spec_or_tensor
+        if isinstance(other, TypeSpec) and not isinstance(other, TensorSpec):
+            return False
+        return self._dtype == other.dtype and self._shape.is_compatible_with(
+            other.shape
         )
+
+    def most_specific_compatible_type(self, other) -> TensorSpec:
+        """TF's rule: the shapes generalized, the name kept only if both agree."""
+        if not isinstance(other, TensorSpec) or self._dtype != other._dtype:
+            raise ValueError(
+                f"No TypeSpec is compatible with both {self!r} and {other!r}"
+            )
+        shape = self._shape.most_specific_compatible_shape(other._shape)
+        name = self._name if self._name == other._name else None
+        return TensorSpec(shape, self._dtype, name)
 
     def __eq__(self, other) -> bool:
         return (

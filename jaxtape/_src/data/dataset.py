@@ -24,7 +24,7 @@ import numpy as np
 
 from jaxtape._src.core import context, errors
 from jaxtape._src.core.tensor import Tensor, TensorSpec
-from jaxtape._src.data import ragged_elements, traced_next
+from jaxtape._src.data import optional, ragged_elements, traced_next
 from jaxtape._src.data.iterators import (
     AUTOTUNE,
     _FilterIterator,
@@ -957,11 +957,8 @@ class DatasetIterator:
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
 
     def get_next_as_optional(self):
-        """Not supported: jaxtape has no `tf.experimental.Optional` yet."""
-        raise NotImplementedError(
-            "Iterator.get_next_as_optional needs tf.experimental.Optional, which "
-            "jaxtape does not have; use `next(iterator, None)` instead."
-        )
+        """The next element as a `jaxtape.experimental.Optional`, empty at the end."""
+        return optional.get_next_as_optional(self)
 
     @property
     def element_spec(self):

@@ -151,6 +151,12 @@ def padded_batch(ds, batch_size, padded_shapes, padding_values, drop_remainder):
     for leaf in _leaves(spec):
         if isinstance(leaf, DatasetSpec):
             raise TypeError("`padded_batch` is not supported for datasets of datasets")
+        if not isinstance(leaf, TensorSpec):
+            raise TypeError(
+                "`padded_batch` is only supported for datasets that produce tensor "
+                "elements but type spec of elements in the input dataset is not a "
+                f"subclass of TensorSpec: `{leaf!r}`."
+            )
     if padded_shapes is None:  # pad each dimension to the longest in the batch
         padded_shapes = _map_structure(lambda s: list(s.shape), spec)
     shapes = _up_to(spec, padded_shapes, _padded_shape)
@@ -198,9 +204,9 @@ def _static_spec(ds: Dataset):
         return known
     return _map_structure(
         lambda s: (
-            s
-            if isinstance(s, DatasetSpec)
-            else TensorSpec([None] * s.shape.rank, s.dtype)
+            TensorSpec([None] * s.shape.rank, s.dtype)
+            if isinstance(s, TensorSpec)
+            else s
         ),
         ds.element_spec,
     )

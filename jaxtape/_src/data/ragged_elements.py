@@ -17,6 +17,9 @@ import numpy as np
 from jaxtape._src.core import dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
+from jaxtape._src.data import sparse_elements
+from jaxtape._src.data.sparse_elements import HostSparse
+from jaxtape._src.data.type_specs import SparseTensorSpec
 from jaxtape._src.structured.ragged import RaggedTensor, RaggedTensorSpec
 
 _INT64 = np.dtype(np.int64)
@@ -127,6 +130,8 @@ def stack(parts: list) -> Any:
     """`batch`'s stacking: arrays stack; ragged components become one more
     ragged dimension (TF's batching of RaggedTensorSpec components)."""
     first = parts[0]
+    if isinstance(first, HostSparse):
+        return sparse_elements.stack(parts)
     if not isinstance(first, HostRagged):
         return np.stack(parts)
     dt = first.splits_dtype
@@ -147,6 +152,8 @@ def stack(parts: list) -> Any:
 # -- specs -----------------------------------------------------------------------------
 def slice_spec(a) -> Any:
     """The spec of one slice of a `from_tensor_slices` component."""
+    if isinstance(a, HostSparse):
+        return sparse_elements.slice_spec(a)
     if isinstance(a, HostRagged):
         return RaggedTensorSpec(
             list(a.shape[1:]),
@@ -158,6 +165,8 @@ def slice_spec(a) -> Any:
 
 
 def batched_spec(s, lead) -> Any:
+    if isinstance(s, SparseTensorSpec):
+        return sparse_elements.batched_spec(s, lead)
     if isinstance(s, RaggedTensorSpec):
         return RaggedTensorSpec(
             [lead, *s.shape], s.dtype, s.ragged_rank + 1, s.row_splits_dtype
@@ -166,6 +175,8 @@ def batched_spec(s, lead) -> Any:
 
 
 def unbatched_spec(s) -> Any:
+    if isinstance(s, SparseTensorSpec):
+        return sparse_elements.unbatched_spec(s)
     if isinstance(s, RaggedTensorSpec):
         return RaggedTensorSpec(
             list(s.shape[1:]), s.dtype, max(s.ragged_rank - 1, 0), s.row_splits_dtype

@@ -14,9 +14,13 @@ import numpy as np
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
 from jaxtape._src.data.ragged_elements import HostRagged
+from jaxtape._src.data.sparse_elements import HostSparse
 from jaxtape._src.state.variable import Variable
 from jaxtape._src.structured import strings
 from jaxtape._src.structured.ragged import RaggedTensor
+from jaxtape._src.structured.sparse import SparseTensor
+
+_HOST_COMPOSITE = (HostRagged, HostSparse)  # element components that are not arrays
 
 
 class _DatasetBase:
@@ -61,15 +65,17 @@ def _zip_structures(fn, structures):
 
 def _to_numpy(x) -> Any:
     """A host array by TF's conversion rules (Python float -> float32, ...);
-    a RaggedTensor as a `HostRagged`."""
+    a RaggedTensor as a `HostRagged`, a SparseTensor as a `HostSparse`."""
     if type(x) is Tensor:
         return np.asarray(x._value)
     if isinstance(x, Variable):
         return np.asarray(x.read_value()._value)
-    if isinstance(x, np.ndarray) or isinstance(x, HostRagged):
+    if isinstance(x, np.ndarray) or isinstance(x, _HOST_COMPOSITE):
         return x
     if isinstance(x, RaggedTensor):
         return HostRagged.from_ragged(x)
+    if isinstance(x, SparseTensor):
+        return HostSparse.from_sparse(x)
     if isinstance(x, (str, bytes)) or (
         isinstance(x, list) and isinstance(_first_leaf(x), (str, bytes))
     ):
@@ -93,21 +99,24 @@ def _string_array(x) -> np.ndarray:
             "Can't convert non-rectangular Python sequence to Tensor. Every row of "
             "a nested list needs the same length; pad the rows first."
         ) from None
-    if out.dtype.kind not in "SU" or not all(
-        isinstance(v, (str, bytes)) for v in np.ravel(np.asarray(x, dtype=object))
-    ):
+    flat = np.ravel(np.asarray(x, dtype=object))
+    if out.dtype.kind not in "SU" or not all(isinstance(v, (str, bytes)) for v in flat):
         raise ValueError(
             "Can't convert Python sequence with mixed types to Tensor: strings and "
             f"other values in {x!r:.60}. Keep strings and numbers in separate "
             "components (a tuple or dict)."
         )
+    if any(v[-1:] in (b"\x00", "\x00") for v in flat):
+        # NumPy's fixed-width strings drop trailing NULs (serialized protos end
+        # in them): keep such strings as Python objects instead.
+        return np.asarray(x, dtype=object)
     return out
 
 
 def _to_tensor(x):
     if isinstance(x, _DatasetBase):
         return x
-    if isinstance(x, HostRagged):
+    if isinstance(x, _HOST_COMPOSITE):
         return x.to_jaxtape()
     if isinstance(x, (str, bytes)) or (
         isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO"
@@ -129,6 +138,8 @@ def _kept(x):
         return x._value
     if isinstance(x, Variable):
         return x.read_value()._value
+    if isinstance(x, SparseTensor):  # its spec will not hold this value's shape
+        return HostSparse.from_sparse(x, known=False)
     return x if isinstance(x, jax.Array) else _to_numpy(x)
 
 
@@ -136,7 +147,7 @@ def _spec_of(element):
     def spec(a):
         if isinstance(a, _DatasetBase):
             return DatasetSpec(cast(Any, a).element_spec)
-        if isinstance(a, HostRagged):
+        if isinstance(a, _HOST_COMPOSITE):
             return a.spec()
         a = np.asarray(a)
         dtype = _dtype(a)
@@ -196,7 +207,7 @@ def _numpy_leaf(x):
             "values of type DatasetSpec (e.g. after `window`); iterate it with "
             "`for` or `flat_map` the inner datasets first."
         )
-    if isinstance(x, HostRagged):
+    if isinstance(x, _HOST_COMPOSITE):
         return x.numpy()
     if isinstance(x, (str, bytes)) or (
         isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "USO"
@@ -213,11 +224,12 @@ def _common_spec(specs):
         if a != b:
             raise TypeError("incompatible dataset specs")
         return a
-    if a.dtype != b.dtype or a.shape.rank != b.shape.rank:
+    if type(a) is not type(b) or a.shape.rank != b.shape.rank:
         raise TypeError("incompatible specs")
-    return TensorSpec(
-        [x if x == y else None for x, y in zip(a.shape, b.shape)], a.dtype
-    )
+    try:
+        return a.most_specific_compatible_type(b)
+    except ValueError:
+        raise TypeError("incompatible specs") from None
 
 
 def _checked_state(initial, new, method: str):

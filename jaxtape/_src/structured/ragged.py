@@ -28,6 +28,7 @@ import numpy as np
 from jaxtape._src.core import checks, context, dtypes, errors
 from jaxtape._src.core.dispatch import op, to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
+from jaxtape._src.core.type_spec import TypeSpec
 from jaxtape._src.ops import array_ops, math_ops, nondiff
 from jaxtape._src.ops.creation_ops import convert_to_tensor
 from jaxtape._src.structured.sparse import SparseTensor, host_array
@@ -604,7 +605,7 @@ jax.tree_util.register_pytree_node(
 )
 
 
-class RaggedTensorSpec:
+class RaggedTensorSpec(TypeSpec):
     """Describes a RaggedTensor: shape, dtype, ragged_rank and row_splits_dtype.
 
     Differences from TensorFlow: in a `jaxtape.function` `input_signature` it
@@ -644,6 +645,13 @@ class RaggedTensorSpec:
     @property
     def flat_values_spec(self):
         return None
+
+    @property
+    def value_type(self) -> type:
+        return RaggedTensor
+
+    def _serialize(self) -> tuple:
+        return (self._shape, self._dtype, self._ragged_rank, self._row_splits_dtype)
 
     @classmethod
     def from_value(cls, value) -> RaggedTensorSpec:
