@@ -8,6 +8,7 @@ from jaxtape.keras import (  # noqa: F401
     constraints,
     datasets,
     dtype_policies,
+    export,
     initializers,
     layers,
     legacy,

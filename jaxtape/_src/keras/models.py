@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 
 from jaxtape._src.keras import functional, mixed_precision, saving, serialization
-from jaxtape._src.keras.keras_tensor import KerasTensor, Node, flatten, map_structure
+from jaxtape._src.keras.keras_tensor import (
+    KerasTensor,
+    Node,
+    flatten,
+    map_structure,
+    shape_of,
+)
 from jaxtape._src.keras.layers.base import Layer, _saving_order
 from jaxtape._src.keras.layers.core import InputLayer
 from jaxtape._src.keras.training import TrainingMixin
@@ -135,6 +141,43 @@ class Model(TrainingMixin, Layer):
                 "define `call(self, inputs)`, or pass `inputs` and `outputs`."
             )
         return self._run_graph(graph, inputs, training)
+
+    def _maybe_build(self, inputs) -> None:
+        # The first call's input shapes (Keras's `_build_shapes_dict`): the
+        # input signature `export` infers for a subclassed model.
+        if "_first_call_shapes" not in self.__dict__:
+            self.__dict__["_first_call_shapes"] = map_structure(shape_of, inputs)
+        super()._maybe_build(inputs)
+
+    def export(
+        self,
+        filepath,
+        format="tf_saved_model",  # noqa: A002 - Keras's argument name
+        verbose=None,
+        input_signature=None,
+        **kwargs,
+    ) -> None:
+        """Exports the forward pass for inference (Keras 3's `Model.export`):
+        a `jaxtape.saved_model` export whose `serve` endpoint (and
+        `serving_default` signature) runs `model(x)` for the input signature,
+        reloaded without the model's code by `jaxtape.saved_model.load(path)
+        .serve(x)` or `keras.layers.TFSMLayer(path)`.
+
+        Args:
+          filepath: the export directory (replaced atomically).
+          format: `"tf_saved_model"`; Keras's other formats raise Keras's
+            errors for their arguments, then NotImplementedError.
+          verbose: print the endpoints' signatures (Keras's text); None: True.
+          input_signature: the specs of the arguments (InputSpecs,
+            TensorSpecs, KerasTensors or tensors); default: the model's
+            inputs with the batch size None (a subclassed model: its first
+            call's shapes).
+
+        Differences from Keras: see `keras.export.ExportArchive`.
+        """
+        from jaxtape._src.keras import export  # cycle: models -> export -> models
+
+        export.export_model(self, filepath, format, verbose, input_signature, **kwargs)
 
     def _mixed_input_dtype(self):
         """A functional model leaves its inputs to its layers under a mixed
@@ -393,6 +436,7 @@ class Sequential(Model):
             )
         if isinstance(layer, InputLayer):
             self._input_shape = layer._batch_input_shape
+            self._input_tensor = layer.output  # (`export`'s input signature)
             return
         if not self._stack and layer._batch_input_shape is not None:
             self._input_shape = layer._batch_input_shape

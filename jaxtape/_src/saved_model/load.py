@@ -70,7 +70,25 @@ class LoadOptions:
 
 class _Loaded(Module):
     """An object rebuilt by `load` (TF's revived `_UserObject`), a Module:
-    `variables`/`trainable_variables` are the loaded Variables."""
+    `variables`/`trainable_variables` are the loaded Variables (or the saved
+    attributes of those names)."""
+
+    # A saved attribute of one of Module's names is what the object shows,
+    # as TF's revived object (Keras's ExportArchive saves such lists).
+    @property
+    def variables(self) -> collections.abc.Sequence[Variable]:
+        saved = self.__dict__.get("variables")
+        return super().variables if saved is None else saved
+
+    @property
+    def trainable_variables(self) -> collections.abc.Sequence[Variable]:
+        saved = self.__dict__.get("trainable_variables")
+        return super().trainable_variables if saved is None else saved
+
+    @property
+    def non_trainable_variables(self) -> collections.abc.Sequence[Variable]:
+        saved = self.__dict__.get("non_trainable_variables")
+        return super().non_trainable_variables if saved is None else saved
 
     signatures: collections.abc.Mapping  # (the root's: `_SignatureMap`)
     # Captured state the object graph did not reach (`save`'s `_capture`).
@@ -363,10 +381,9 @@ def load(export_dir, tags=None, options=None):
     Differences from TensorFlow: `tags` may only be None or `"serve"`
     (jaxtape exports have one meta graph); a loaded `tf.Module` is a
     `jaxtape.Module` with `variables`/`trainable_variables` (TF 2.21's
-    revived object has neither); an object reached by two paths is
-    attached at the first (breadth first) only; a signature checks its
-    inputs' shapes against the TensorSpecs (TF's fails only where an op
-    does).
+    revived object has neither, unless they were saved attributes); a
+    signature checks its inputs' shapes against the TensorSpecs (TF's fails
+    only where an op does).
     """
     if tags is not None and tags not in ("serve", ["serve"], ("serve",), {"serve"}):
         raise NotImplementedError(
@@ -427,6 +444,8 @@ def load(export_dir, tags=None, options=None):
             obj = _Loaded(_module_name(path))
         _attach(objects, path, obj)
         objects[path] = obj
+    for path, target in manifest.get("references", ()):  # (shared objects)
+        _attach(objects, path, objects[target])
     programs = [_read_program(export_dir, p) for p in manifest["programs"]]
     for entry in manifest["functions"]:
         if "concrete" in entry:  # (a function saved without input_signature)
@@ -477,8 +496,8 @@ def _attach(objects: dict, path: str, obj) -> None:
         parent[index] = obj
     elif isinstance(parent, dict):
         parent[name] = obj
-    else:
-        setattr(parent, name, obj)
+    else:  # (into its __dict__: a saved `variables` list beside the property)
+        vars(parent)[name] = obj
 
 
 def _read_variables(path: str) -> dict:

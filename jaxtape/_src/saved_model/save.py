@@ -161,6 +161,24 @@ def _patterns(axes: list[int]) -> list[tuple]:
     return out
 
 
+def _references(objects) -> list[list[str]]:
+    """`[path, target]` for each edge of the object graph that reaches an
+    object already named by another path (TF's object graph keeps every
+    edge: Keras's ExportArchive lists a Variable in `variables`,
+    `trainable_variables` and its collections)."""
+    path_of = {id(o): p for p, _, o in objects}
+    out = []
+    for path, kind, o in objects:
+        if kind == "variable":
+            continue
+        for name, child in trackable.children(o):
+            edge = "/".join(filter(None, (path, trackable._escape(name))))
+            target = path_of.get(id(child))
+            if target is not None and target != edge:
+                out.append([edge, target])
+    return out
+
+
 class _Exporter:
     """Exports programs into `directory` and collects the manifest's parts."""
 
@@ -208,7 +226,7 @@ class _Exporter:
         key = (id(fn), repr(args), repr(kwargs))
         if key in self._done:
             return self._done[key]
-        trace = self._trace(fn, args, kwargs)
+        trace = exportable_trace(fn, args, kwargs)
         if trace.callbacks:
             raise NotImplementedError(
                 f"saved_model.save: jaxtape.function {fn.__name__!r} calls Python "
@@ -255,20 +273,24 @@ class _Exporter:
         self._done[key] = (index, trace)
         return index, trace
 
-    def _trace(self, fn: Function, args, kwargs):
-        spec_args = tuple(fn.input_signature or ()) if args is None else args
-        first = None
-        for pattern in _patterns(_unknown_dims(spec_args, kwargs or {})):
-            try:
-                return fn.exportable_trace(args, kwargs, pattern)
-            except Exception as e:  # (sizes it cannot treat as independent)
-                first = first or e
-        raise ValueError(
-            f"saved_model.save: jaxtape.function {fn.__name__!r} could not be traced "
-            f"for its signature ({type(first).__name__}: {first}). Call it once "
-            "before saving if it creates Variables; where it needs a concrete "
-            "size, give that size in its input_signature instead of None."
-        ) from first
+
+def exportable_trace(fn: Function, args=None, kwargs=None):
+    """A trace of `fn` for `args`/`kwargs` (TensorSpecs; None: its
+    input_signature) as exports need it: its unknown sizes independent
+    symbols if that traces, else the leading ones shared (`_patterns`)."""
+    spec_args = tuple(fn.input_signature or ()) if args is None else args
+    first = None
+    for pattern in _patterns(_unknown_dims(spec_args, kwargs or {})):
+        try:
+            return fn.exportable_trace(args, kwargs, pattern)
+        except Exception as e:  # (sizes it cannot treat as independent)
+            first = first or e
+    raise ValueError(
+        f"saved_model.save: jaxtape.function {fn.__name__!r} could not be traced "
+        f"for its signature ({type(first).__name__}: {first}). Call it once "
+        "before saving if it creates Variables; where it needs a concrete "
+        "size, give that size in its input_signature instead of None."
+    ) from first
 
 
 def _file_name(name: str) -> str:
@@ -535,6 +557,7 @@ def _write(obj, staging: str, signatures) -> None:
             "version": _manifest.VERSION,
             "platforms": list(PLATFORMS),
             "objects": [[p, k] for p, k, _ in exporter.objects if p],
+            "references": _references(exporter.objects),
             "variables": exporter.variables,
             "programs": exporter.programs,
             "functions": functions,
