@@ -629,7 +629,9 @@ def test_decoders_need_concrete_lengths_inside_function():
 
 
 def test_rnn_cell_dropout_wrapper_drops_and_rescales(tf):
-    x, h = f(4, 3), f(4, 3)
+    # 32 x 3 outputs: all kept or all dropped has probability 2**-95 (with
+    # 4 x 3, 2**-11, under five standard deviations' 6e-7).
+    x, h = (np.tile(f(4, 3), (8, 1)) for _ in range(2))
     keys = [  # TF's config keys
         sorted(m.nn.RNNCellDropoutWrapper(_cell(m), 0.5, 0.5, seed=3).get_config())
         for m in (tf, jaxtape)
@@ -651,7 +653,7 @@ def test_rnn_cell_dropout_wrapper_drops_and_rescales(tf):
         input_size=3,
         dtype=jaxtape.float32,
     )
-    ones = jaxtape.ones([4, 3])
+    ones = jaxtape.ones([32, 3])
     a, _ = var(ones, [jaxtape.constant(h)])
     b, _ = var(ones, [jaxtape.constant(h)])
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
