@@ -420,16 +420,19 @@ def test_load_weights_skip_mismatch_matches_tf_keras(tf, tmp_path):
     assert results["jt"] == [False, False, True, True, True, True]
 
 
-def test_save_and_load_refuse_unsupported_arguments():
+def test_save_and_load_refuse_unsupported_arguments(tmp_path):
+    # (paths under tmp_path: a refusal that came after the write would
+    # otherwise leave files in the working directory, the repository)
     model = _dense_model(jt)
+    weights, keras_file = tmp_path / "x.weights.h5", tmp_path / "x.keras"
     with pytest.raises(NotImplementedError, match="max_shard_size"):
-        model.save_weights("x.weights.h5", max_shard_size=1)
+        model.save_weights(weights, max_shard_size=1)
     with pytest.raises(NotImplementedError, match="zipped=False"):
-        model.save("x.keras", zipped=False)
+        model.save(keras_file, zipped=False)
     with pytest.raises(NotImplementedError, match="objects_to_skip"):
-        model.load_weights("x.weights.h5", objects_to_skip=[])
+        model.load_weights(weights, objects_to_skip=[])
     with pytest.raises(ValueError, match="by_name"):
-        model.load_weights("x.weights.h5", by_name=True)
+        model.load_weights(weights, by_name=True)
 
 
 def test_unsupported_options_raise_not_implemented():
