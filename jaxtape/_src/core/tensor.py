@@ -732,16 +732,6 @@ class TensorSpec(TypeSpec):
             other.shape
         )
 
-    def most_specific_compatible_type(self, other) -> TensorSpec:
-        """TF's rule: the shapes generalized, the name kept only if both agree."""
-        if not isinstance(other, TensorSpec) or self._dtype != other._dtype:
-            raise ValueError(
-                f"No TypeSpec is compatible with both {self!r} and {other!r}"
-            )
-        shape = self._shape.most_specific_compatible_shape(other._shape)
-        name = self._name if self._name == other._name else None
-        return TensorSpec(shape, self._dtype, name)
-
     def __eq__(self, other) -> bool:
         return (
             isinstance(other, TensorSpec)
@@ -751,7 +741,8 @@ class TensorSpec(TypeSpec):
         )
 
     def __hash__(self) -> int:
-        return hash((tuple(self._shape), self._dtype, self._name))
+        shape = None if self._shape.rank is None else tuple(self._shape)
+        return hash((shape, self._dtype, self._name))
 
     def __repr__(self) -> str:
         return (

@@ -65,27 +65,27 @@ class TypeSpec:
         return _subtype(self._serialize(), other._serialize())
 
     def most_specific_compatible_type(self, other) -> TypeSpec:
-        """The most specific spec compatible with both (ValueError if none)."""
-        try:
-            if type(self) is not type(other):
-                raise _Incompatible
-            merged = _generalize(self._serialize(), other._serialize())
-        except _Incompatible:
+        """The most specific spec compatible with both (ValueError if none);
+        TF's deprecated name for `most_specific_common_supertype([other])`."""
+        result = self.most_specific_common_supertype([other])
+        if result is None:
             raise ValueError(
                 f"No TypeSpec is compatible with both {self!r} and {other!r}"
-            ) from None
-        return self._deserialize(merged)
+            )
+        return result
 
     def most_specific_common_supertype(self, others) -> TypeSpec | None:
-        """The most specific spec that all of `self` and `others` are subtypes
-        of, or None (TF's rule)."""
-        out: TypeSpec = self
-        for other in others:
-            try:
-                out = out.most_specific_compatible_type(other)
-            except ValueError:
-                return None
-        return out
+        """The most specific spec that `self` and all `others` are subtypes of
+        (shapes generalized to their common dimensions), or None (TF's rule)."""
+        merged = self._serialize()
+        try:
+            for other in others:
+                if type(self) is not type(other):
+                    return None
+                merged = _generalize(merged, other._serialize())
+        except _Incompatible:
+            return None
+        return self._deserialize(merged)
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self._serialize() == other._serialize()
@@ -158,8 +158,10 @@ def _generalize(a, b) -> Any:
 
 
 def _hashable(x) -> Any:
+    if _is_shape(x):
+        return ("shape", None if x.rank is None else tuple(x))
     if isinstance(x, dict):
         return tuple(sorted((k, _hashable(v)) for k, v in x.items()))
-    if isinstance(x, list):
+    if isinstance(x, (list, tuple)):
         return tuple(_hashable(v) for v in x)
     return x

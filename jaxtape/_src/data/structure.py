@@ -226,6 +226,10 @@ def _common_spec(specs):
         return a
     if type(a) is not type(b) or a.shape.rank != b.shape.rank:
         raise TypeError("incompatible specs")
+    if isinstance(a, TensorSpec):  # (names dropped)
+        if a.dtype != b.dtype:
+            raise TypeError("incompatible specs")
+        return TensorSpec(a.shape.most_specific_compatible_shape(b.shape), a.dtype)
     try:
         return a.most_specific_compatible_type(b)
     except ValueError:

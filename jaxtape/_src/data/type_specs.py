@@ -119,6 +119,25 @@ class TensorArraySpec(TypeSpec):
             and self._element_shape.is_compatible_with(other._element_shape)
         )
 
+    def is_subtype_of(self, other) -> bool:
+        """TF's rule: the same dtype and `dynamic_size` (shapes not compared)."""
+        return (
+            isinstance(other, TensorArraySpec)
+            and self._dtype == other._dtype
+            and self._dynamic_size == other._dynamic_size
+        )
+
+    def most_specific_common_supertype(self, others) -> TensorArraySpec | None:
+        """TF 2.21's result: this spec's element shape (TF reads the others'
+        shapes from a spent generator), `infer_shape` only if all infer; None
+        unless dtypes and `dynamic_size` agree."""
+        if not all(self.is_subtype_of(other) for other in others):
+            return None
+        infer = self._infer_shape and all(o._infer_shape for o in others)
+        return TensorArraySpec(
+            self._element_shape, self._dtype, self._dynamic_size, infer
+        )
+
     @classmethod
     def from_value(cls, value) -> TensorArraySpec:
         if not isinstance(value, TensorArray):
