@@ -310,6 +310,17 @@ from jaxtape._src.structured.toplevel_structured_ops import (  # noqa: F401
     ragged_fill_empty_rows_grad as ragged_fill_empty_rows_grad,
     type_spec_from_value as type_spec_from_value,
 )
+from jaxtape._src.core.device_spec import DeviceSpec as DeviceSpec  # noqa: F401
+from jaxtape._src.ops.toplevel_rest_ops import (  # noqa: F401
+    AggregationMethod as AggregationMethod,
+    RegisterGradient as RegisterGradient,
+    approx_top_k as approx_top_k,
+    conv as conv,
+)
+from jaxtape._src.function.concurrency import (  # noqa: F401
+    CriticalSection as CriticalSection,
+    nondifferentiable_batch_function as nondifferentiable_batch_function,
+)
 from jaxtape._src.compat.v1 import (  # noqa: F401
     contrib as contrib,
     enable_eager_execution as enable_eager_execution,
@@ -318,6 +329,9 @@ from jaxtape._src.compat.v1 import (  # noqa: F401
 
 from jaxtape import (  # noqa: F401,E402
     keras as keras,
+    audio as audio,
+    sysconfig as sysconfig,
+    types as types,
     autodiff as autodiff,
     autograph as autograph,
     bitwise as bitwise,

@@ -165,6 +165,8 @@ def device(name):
     ...     jaxtape.constant(1.0).device
     '/job:localhost/replica:0/task:0/device:CPU:0'
     """
+    if hasattr(name, "to_string"):  # a `jaxtape.DeviceSpec` (TF takes one)
+        name = name.to_string()
     if name is None or name == "":
         target = None
     else:
