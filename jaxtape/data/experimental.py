@@ -37,6 +37,21 @@ from jaxtape._src.data.experimental_ops import (
 )
 from jaxtape._src.data.readers import CsvDataset
 from jaxtape._src.data.optional import Optional, get_next_as_optional
+from jaxtape._src.data.experimental_more import (
+    SHARD_HINT,
+    DatasetInitializer,
+    Reducer,
+    TFRecordWriter,
+    dense_to_sparse_batch,
+    group_by_reducer,
+    index_table_from_dataset,
+    make_batched_features_dataset,
+    pad_to_cardinality,
+    parse_example_dataset,
+    rejection_resample,
+    table_from_dataset,
+)
+from jaxtape._src.data.saving import load, save, snapshot
 from jaxtape._src.data.options import (
     AutoShardPolicy,
     AutotuneAlgorithm,

@@ -136,6 +136,9 @@ class Hooks:
         # state layer installs both.
         self.random_key: Callable[[Any], Any] | None = None
         self.log_uniform_candidate_sampler: Callable[..., Any] | None = None
+        # `parse_example(serialized, features)`: tf.io's, for tf.data's
+        # `parse_example_dataset` (data/ and io/ are peers); io installs it.
+        self.parse_example: Callable[..., Any] | None = None
 
 
 hooks = Hooks()

@@ -827,6 +827,31 @@ class Dataset(_DatasetBase):
 
         return self._derive(make, self._cardinality, self._same_spec())
 
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None):
+        """Writes the elements to the directory `path` (jaxtape's own format;
+        see `jaxtape.data.experimental.save`)."""
+        from jaxtape._src.data import saving  # cycle: saving -> dataset -> saving
+
+        saving.save(self, path, compression, shard_func, checkpoint_args)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None,
+             wait=False) -> Dataset:  # fmt: skip
+        """A dataset written by `save` (`NotFoundError` if `path` holds none)."""
+        from jaxtape._src.data import saving  # cycle: saving -> dataset -> saving
+
+        if wait:
+            raise NotImplementedError("Dataset.load: wait=True is not supported.")
+        return saving.load(path, element_spec, compression, reader_func)
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None,
+                 name=None) -> Dataset:  # fmt: skip
+        """Caches the elements at `path`: written on the first full pass, read
+        back afterwards (see `jaxtape.data.experimental.snapshot`)."""
+        from jaxtape._src.data import saving  # cycle: saving -> dataset -> saving
+
+        return saving.snapshot(path, compression, reader_func, shard_func)(self)
+
     # -- consumption -----------------------------------------------------------
     def __iter__(self) -> DatasetIterator:
         return DatasetIterator(self)

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxtape._src.core import dtypes, errors
+from jaxtape._src.core.context import hooks as _hooks
 from jaxtape._src.io import host
 from jaxtape._src.io.example_proto import Example, SequenceExample
 from jaxtape._src.structured import ragged_ops
@@ -708,3 +709,6 @@ def parse_single_sequence_example(serialized, context_features=None,
         [data[()]], context_features, sequence_features, ctx, batch=False
     )
     return context, sequences
+
+
+_hooks.parse_example = parse_example  # for tf.data.experimental.parse_example_dataset
