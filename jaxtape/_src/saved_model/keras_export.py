@@ -67,6 +67,7 @@ class ExportArchive:
     `jaxtape.saved_model.save`, every endpoint also a signature and the
     first one also `serving_default`.
 
+    >>> import tempfile
     >>> model = jaxtape.keras.Sequential([jaxtape.keras.Input((3,)),
     ...                                   jaxtape.keras.layers.Dense(2)])
     >>> archive = jaxtape.keras.export.ExportArchive()
@@ -74,8 +75,9 @@ class ExportArchive:
     >>> fn = archive.add_endpoint(
     ...     "serve", model.call,
     ...     [jaxtape.keras.InputSpec(shape=(None, 3), dtype="float32")])
-    >>> archive.write_out(os.path.join(tmp, "archive"), verbose=False)
-    >>> loaded = jaxtape.saved_model.load(os.path.join(tmp, "archive"))
+    >>> path = tempfile.mkdtemp() + "/archive"
+    >>> archive.write_out(path, verbose=False)
+    >>> loaded = jaxtape.saved_model.load(path)
     >>> loaded.serve(np.ones((4, 3), np.float32)).shape
     TensorShape([4, 2])
 
