@@ -27,6 +27,7 @@ LAYERS = {
     "data": 4,
     "checkpoint": 4,
     "io": 4,
+    "testing": 4,  # tf.test: TestCase, compute_gradient (GradientTape)
     "keras": 5,
     "distribute": 5,
     "saved_model": 6,  # jax.export of function/ traces, checkpoint/; TFSMLayer: keras
