@@ -17,6 +17,7 @@ from jaxtape._src.keras.callbacks import (  # noqa: F401
     TerminateOnNaN,
 )
 from jaxtape._src.keras.callbacks_more import RemoteMonitor  # noqa: F401
+from jaxtape._src.keras.callbacks_orbax import OrbaxCheckpoint  # noqa: F401
 
 from jaxtape._src import missing as _missing
 

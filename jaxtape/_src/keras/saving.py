@@ -248,6 +248,12 @@ def _read_zip(filepath: str, names: tuple) -> list:
 
 def load_weights(model: Layer, filepath, skip_mismatch: bool = False) -> None:
     filepath = os.fspath(filepath)
+    if os.path.isdir(filepath):  # an OrbaxCheckpoint directory, as Keras reads it
+        # cycle: saving -> callbacks_orbax -> saving
+        from jaxtape._src.keras import callbacks_orbax
+
+        callbacks_orbax.load_weights(model, filepath)
+        return
     if filepath.endswith(".keras"):
         try:
             (data,) = _read_zip(filepath, ("model.weights.h5",))
@@ -327,6 +333,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
     in `custom_objects`, as in Keras.
     """
     filepath = os.fspath(filepath)
+    if os.path.isdir(filepath):  # an OrbaxCheckpoint directory, as Keras reads it
+        # cycle: saving -> callbacks_orbax -> saving
+        from jaxtape._src.keras import callbacks_orbax
+
+        return callbacks_orbax.load_model(filepath, custom_objects, compile, safe_mode)
     if filepath.endswith((".h5", ".hdf5")):
         with _open_h5(filepath, filepath) as f:  # OSError if unreadable, as in TF
             if "model_config" not in f.attrs:
@@ -360,6 +371,13 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
             f"model.weights.h5; truncated or corrupt?): {e}. Save the model again, or "
             "load an earlier file."
         ) from None
+    model = model_from_config(config, custom_objects, compile, safe_mode)
+    _read_weights_h5(model, io.BytesIO(weights), filepath)
+    return model
+
+
+def model_from_config(config: dict, custom_objects, compile, safe_mode):  # noqa: A002
+    """The built (and, with `compile`, compiled) model of a `.keras` config."""
     name = config.get("class_name")
     if (
         serialization.LAYERS.resolve(
@@ -379,7 +397,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
     if not model.built:
         model.build_from_config(config.get("build_config"))
     _compile_from(model, config, compile, custom_objects)
-    _read_weights_h5(model, io.BytesIO(weights), filepath)
     return model
 
 
