@@ -9,9 +9,10 @@ import jax.core
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import checks, context, dtypes, errors
+from jaxtape._src.core import checks, context, dispatch, dtypes, errors
 from jaxtape._src.core.dispatch import to_value
-from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.core.tensor import Tensor, TensorShape
+from jaxtape._src.ops import array_ops, math_extra_ops, nest
 
 newaxis = None
 
@@ -616,32 +617,164 @@ def check_numerics(tensor, message, name=None):
 
 
 class IndexedSlices:
-    """A sparse representation of rows of a dense tensor (TF's `IndexedSlices`).
+    """Rows of a dense tensor: `dense[indices[i], ...] = values[i, ...]`, TF's
+    `IndexedSlices` (the gradient of a Variable used only through `gather`).
 
-    jaxtape's gradients are dense tensors; this class exists for code that
-    builds or inspects IndexedSlices explicitly.
+    `values`, `indices` and `dense_shape` (None, or a 1-D integer Tensor) are
+    Tensors. As TF's, it has no arithmetic operators but `-`, no `numpy()`
+    (`np.asarray(slices)` is a 0-d object array), and every op converts it to
+    its dense Tensor first (`jaxtape.convert_to_tensor(slices)`), summing
+    repeated indices (`unsorted_segment_sum`). It is a pytree, so it crosses
+    `jaxtape.function` and `jax.jit` boundaries.
+
+    >>> s = jaxtape.IndexedSlices(jaxtape.ones([2, 2]), [1, 1], [3, 2])
+    >>> jaxtape.convert_to_tensor(s).numpy()
+    array([[0., 0.],
+           [2., 2.],
+           [0., 0.]], dtype=float32)
+
+    Differences from TensorFlow: the constructor converts NumPy values and
+    lists to Tensors (TF keeps them as given); `to_dense()` (jaxtape's) is
+    `convert_to_tensor`.
     """
 
+    __slots__ = ("_values", "_indices", "_dense_shape", "_static")
+
     def __init__(self, values, indices, dense_shape=None):
-        self.values = values
-        self.indices = indices
-        self.dense_shape = dense_shape
+        self._values = _as_tensor(values)
+        self._indices = _as_tensor(indices)
+        # (Known from the argument: converted, it is traced inside jaxtape.function.)
+        self._static = _known_dims(dense_shape)
+        self._dense_shape = None if dense_shape is None else _as_tensor(dense_shape)
+
+    @classmethod
+    def _from_parts(cls, values, indices, dense_shape, static=None) -> IndexedSlices:
+        """From pytree children (any leaves JAX hands back: no conversion);
+        `static`: the dense shape as Python ints, when known."""
+        out = object.__new__(cls)
+        out._values, out._indices, out._dense_shape = values, indices, dense_shape
+        out._static = static
+        return out
+
+    values = property(lambda self: self._values, doc="The rows (a Tensor).")
+    indices = property(lambda self: self._indices, doc="Their row indices (1-D).")
+    dense_shape = property(
+        lambda self: self._dense_shape, doc="The dense tensor's shape, or None."
+    )
 
     @property
     def dtype(self):
-        return self.values.dtype
+        """The dtype of `values`."""
+        return self._values.dtype
 
     @property
-    def shape(self):
-        return self.dense_shape
+    def shape(self) -> TensorShape:
+        """The dense shape as a `TensorShape` (unknown without `dense_shape`)."""
+        if self._dense_shape is None:
+            return TensorShape(None)
+        if self._static is not None:
+            return TensorShape(list(self._static))
+        return TensorShape([None] * len(self._static or to_value(self._dense_shape)))
+
+    @property
+    def device(self) -> str:
+        """The device of `values`."""
+        return self._values.device
+
+    @property
+    def name(self) -> str:
+        """`values.name` (undefined eagerly, as in TF)."""
+        return self._values.name
 
     def to_dense(self) -> Tensor:
-        from jaxtape._src.ops.array_ops import expand_dims, scatter_nd
+        """The dense Tensor (jaxtape's name for `convert_to_tensor(self)`)."""
+        return _to_dense(self)
 
-        return scatter_nd(expand_dims(self.indices, -1), self.values, self.dense_shape)
-
-    def __repr__(self):
-        return (
-            f"IndexedSlices(indices={self.indices!r}, values={self.values!r}, "
-            f"dense_shape={self.dense_shape!r})"
+    def __neg__(self) -> IndexedSlices:
+        return IndexedSlices._from_parts(
+            -self._values, self._indices, self._dense_shape, self._static
         )
+
+    def __str__(self) -> str:
+        shape = self._dense_shape
+        shape = "" if shape is None else f", dense_shape={shape!s}"
+        return (
+            f"IndexedSlices(indices={self._indices!s}, values={self._values!s}{shape})"
+        )
+
+
+def _as_tensor(x):
+    if isinstance(x, Tensor) or isinstance(x, context.hooks.variable_type or ()):
+        return x
+    return Tensor(jnp.asarray(to_value(x)))
+
+
+def _known_dims(dense_shape) -> tuple | None:
+    """`dense_shape` as Python ints, or None (absent or traced)."""
+    if dense_shape is None:
+        return None
+    value = to_value(dense_shape)
+    if isinstance(value, jax.core.Tracer):
+        return None
+    return tuple(int(d) for d in np.asarray(value))
+
+
+def _to_dense(value: IndexedSlices, dtype=None) -> Tensor:
+    """TF's conversion: the rows summed into a zero tensor of `dense_shape`."""
+    if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+        raise ValueError(
+            f"Incompatible tensor conversion requested to `dtype` "
+            f"{dtypes.as_dtype(dtype).name} for IndexedSlices ({value}) with dtype "
+            f"{value.dtype.name}"
+        )
+    if value.dense_shape is None:
+        raise ValueError(
+            "Tensor conversion requested for IndexedSlices for argument `value` "
+            f"without dense_shape: {value!s}"
+        )
+    rows = value._static[0] if value._static else array_ops.gather(value.dense_shape, 0)
+    return math_extra_ops.unsorted_segment_sum(value.values, value.indices, rows)
+
+
+def _convert_indexed_slices(value, dtype=None, name=None, as_ref=False):
+    del name, as_ref  # (TF's conversion-function signature)
+    return _to_dense(value, dtype)
+
+
+def _dense_call(info, ins, params):
+    """An op given IndexedSlices inputs runs on their dense Tensors, as TF's."""
+    ins = tuple(_to_dense(a) if type(a) is IndexedSlices else a for a in ins)
+    return dispatch.dispatch(info, ins, params)
+
+
+dispatch.register_conversion((IndexedSlices,), _convert_indexed_slices, 100)
+dispatch.register_composite(IndexedSlices, _dense_call)
+
+
+def _flatten_slices(s: IndexedSlices):
+    """Pytree children `(values, indices)`; a known `dense_shape` is static (so
+    a traced IndexedSlices still converts to a dense Tensor), else a child."""
+    shape = s._dense_shape
+    if s._static is None or shape is None:
+        return (s._values, s._indices, shape), None
+    return (s._values, s._indices), (s._static, shape.dtype)
+
+
+def _unflatten_slices(static, parts) -> IndexedSlices:
+    if static is None:
+        return IndexedSlices._from_parts(*parts)
+    dims, dtype = static
+    shape = Tensor(jnp.asarray(np.asarray(dims, dtype.as_numpy_dtype)))
+    return IndexedSlices._from_parts(parts[0], parts[1], shape, dims)
+
+
+jax.tree_util.register_pytree_node(IndexedSlices, _flatten_slices, _unflatten_slices)
+nest.register_composite(
+    IndexedSlices,
+    lambda s: (
+        [s.values, s.indices] + ([] if s.dense_shape is None else [s.dense_shape])
+    ),
+    lambda s, parts: IndexedSlices._from_parts(
+        parts[0], parts[1], parts[2] if len(parts) > 2 else None, s._static
+    ),
+)
