@@ -5,6 +5,9 @@ weights equal to the live model's at that epoch, and a killed save leaving the
 earlier checkpoints loadable."""
 
 import os
+import signal
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -163,21 +166,48 @@ def test_restores_the_weights_of_each_epoch_and_resumes_the_numbering(tmp_path):
     assert _steps(more) == [14, 16]
 
 
+KILLED_SAVE = """
+import os, signal, sys
+import numpy as np
+import jaxtape as jt
+from orbax.checkpoint._src.path import atomicity
+
+keras = jt.keras
+model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="d")])
+model.compile("sgd", "mse")
+callback = keras.callbacks.OrbaxCheckpoint(sys.argv[1], save_on_background=False)
+callback.set_model(model)
+callback.on_epoch_end(0, {})
+np.savez(sys.argv[2], *model.get_weights())
+model.set_weights([w + 1.0 for w in model.get_weights()])
+
+async def die(*args, **kwargs):  # SIGKILL once step 1 is written, before its rename
+    os.kill(os.getpid(), signal.SIGKILL)
+
+atomicity.AtomicRenameTemporaryPath.finalize = die
+callback.on_epoch_end(1, {})
+"""
+
+
 def test_a_killed_save_leaves_the_previous_checkpoint_loadable(tmp_path):
-    directory = str(tmp_path / "ckpt")
-    model = _model(jt)
-    checkpoint = jt.keras.callbacks.OrbaxCheckpoint(directory, max_to_keep=None)
-    model.fit(X, Y, batch_size=8, epochs=2, verbose=0, callbacks=[checkpoint])
-    # What a save killed before orbax's final rename leaves behind.
-    partial = os.path.join(directory, "7.orbax-checkpoint-tmp", "pytree")
-    os.makedirs(partial)
-    with open(os.path.join(partial, "_METADATA"), "w") as f:
-        f.write("{trunc")
-    restored = _model(jt)
-    restored.load_weights(directory)
-    for a, b in zip(restored.get_weights(), model.get_weights(), strict=True):
-        np.testing.assert_array_equal(a, b)
-    assert _steps(directory) == [0, 1]
+    directory, saved = str(tmp_path / "ckpt"), str(tmp_path / "w0.npz")
+    run = subprocess.run(
+        [sys.executable, "-c", KILLED_SAVE, directory, saved],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == -signal.SIGKILL, run.stderr[-2000:]
+    assert "1.orbax-checkpoint-tmp" in os.listdir(directory)  # killed mid-save
+    assert _steps(directory) == [0]  # step 0 kept: max_to_keep=1 never ran
+    model = jt.keras.Sequential(
+        [jt.keras.Input((3,)), jt.keras.layers.Dense(2, name="d")]
+    )
+    model.compile("sgd", "mse")
+    model.load_weights(directory)
+    with np.load(saved) as weights:
+        for a, b in zip(model.get_weights(), weights.values(), strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_weights_only_checkpoint_cannot_be_loaded_as_a_model(tf, tmp_path):
