@@ -164,6 +164,11 @@ def test_restores_the_weights_of_each_epoch_and_resumes_the_numbering(tmp_path):
     checkpoint = jt.keras.callbacks.OrbaxCheckpoint(more, save_freq=2, max_to_keep=2)
     loaded.fit(X, Y, batch_size=4, epochs=1, verbose=0, callbacks=[checkpoint])
     assert _steps(more) == [14, 16]
+    # Epoch 0 again into a directory at step 2: orbax skips it (Keras silently).
+    again = jt.keras.callbacks.OrbaxCheckpoint(directory)
+    with pytest.warns(UserWarning, match="did not save step 0"):
+        loaded.fit(X, Y, batch_size=16, epochs=1, verbose=0, callbacks=[again])
+    assert _steps(directory) == [0, 1, 2]
 
 
 KILLED_SAVE = """

@@ -407,6 +407,16 @@ class OrbaxCheckpoint(_MonitorCallback):
         return True
 
     def _save_checkpoint(self, step: int) -> None:
+        if not self.checkpointer.should_save(step):  # Keras skips these silently
+            latest = self.checkpointer.latest
+            warnings.warn(
+                f"OrbaxCheckpoint did not save step {step}: orbax saves only steps "
+                f"after the latest one in {self.directory} "
+                f"({None if latest is None else latest.step}). Save to a new "
+                "directory, or delete the old checkpoints first.",
+                stacklevel=3,
+            )
+            return
         model = self._attached_model()
         tree = state_tree(model)
         if self.save_weights_only:
