@@ -63,7 +63,9 @@ def _parity(tf, make, xs, *, rtol=1e-4, atol=1e-5):
     assert len(gj) == len(gt)
     for a, b in zip(gj, gt):
         assert (a is None) == (b is None)
+        assert isinstance(a, jt.IndexedSlices) == isinstance(b, tf.IndexedSlices)
         if a is not None:
+            a = jt.convert_to_tensor(a)  # (an Embedding's IndexedSlices, in both)
             b = np.asarray(tf.convert_to_tensor(b))
             np.testing.assert_allclose(a.numpy(), b, rtol=rtol * 10, atol=atol * 10)
 

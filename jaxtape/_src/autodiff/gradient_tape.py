@@ -32,7 +32,8 @@ from jaxtape._src.core.tensor import (
     tree_flatten,
     tree_unflatten_like,
 )
-from jaxtape._src.ops.array_ops import broadcast_to
+from jaxtape._src.ops.array_ops import broadcast_to, concat, reshape
+from jaxtape._src.ops.misc_ops import IndexedSlices
 from jaxtape._src.state.variable import Variable, live_variables
 
 if TYPE_CHECKING:
@@ -358,6 +359,15 @@ class GradientTape:
         flat_sources, src_tree = _flatten(sources)
         target_refs = [self._target_ref(rec, t) for t in flat_targets]
         groups, float_ok = self._source_groups(rec, flat_sources)
+        # Sources read only as gathered rows: their gradient is an
+        # IndexedSlices of the gathered rows' gradients, as TF's.
+        rows = _row_gathers(rec, groups, target_refs) if rec.row_gathers else {}
+        row_groups: dict[int, list[int]] = {}
+        for i, uses in rows.items():
+            groups[i] = []
+            row_groups[i] = list(range(len(groups), len(groups) + len(uses)))
+            groups.extend([out_ref] for out_ref, _ in uses)
+            float_ok.extend([True] * len(uses))
         cts = self._output_gradients(output_gradients, flat_targets)
         ct_objs, ct_given = [], []
         for i, (t, ref, ct) in enumerate(zip(flat_targets, target_refs, cts)):
@@ -378,10 +388,19 @@ class GradientTape:
             if None in target_refs
             else None
         )
-        out, it, groups = [], iter(results), sl.program.groups
-        for i, (s, conn, g) in enumerate(zip(flat_sources, connected, groups)):
-            grad = next(it) if conn and g else None
+        it = iter(results)
+        grads = [
+            next(it) if c and g else None for c, g in zip(connected, sl.program.groups)
+        ]
+        for i, uses in rows.items():
+            parts = [(grads[j], idx) for j, (_, idx) in zip(row_groups[i], uses)]
+            grads[i] = _indexed_slices(flat_sources[i], parts)
+        out = []
+        for i, s in enumerate(flat_sources):
+            grad = grads[i]
             if extra and i in extra:
+                if isinstance(grad, IndexedSlices):
+                    grad = grad.to_dense()
                 grad = extra[i] if grad is None else grad + extra[i]
             if grad is None and mode is UnconnectedGradients.ZERO:
                 grad = Tensor(jnp.zeros(s.shape, s.dtype.as_numpy_dtype))
@@ -537,6 +556,70 @@ def _checked_cotangent(i, ct, target):
             "GradientTape.gradient",
         )
     return broadcast_to(ct if type(ct) is Tensor else Tensor(value), shape)
+
+
+def _row_gathers(rec, groups, target_refs) -> dict[int, list]:
+    """The sources (index -> `[(gathered rows' ref, indices)]`, in recording
+    order) that reach the targets only as the first input of row gathers
+    (`gather` on axis 0, `embedding_lookup`, Keras's `Embedding`): TF gives
+    them `IndexedSlices` gradients. A source that also reaches them any
+    other way, or is a target itself, has a dense gradient (TF's sum of the
+    two is dense too)."""
+    gathered = rec.row_gathers
+    owners: dict[int, list[int]] = {}
+    for i, refs in enumerate(groups):
+        if any(r in gathered for r in refs):
+            for r in refs:
+                owners.setdefault(r, []).append(i)
+    if not owners:
+        return {}
+    dense: set[int] = set()
+    for t in target_refs:
+        dense.update(owners.get(t, ()))
+    nodes, uses = rec.nodes, {}
+    gather_nodes = {k: r for r, ks in gathered.items() for k in ks}
+    need = bytearray(len(rec.tensors))  # refs on a path to a target
+    for t in target_refs:
+        if t is not None:
+            need[t] = 1
+    for k in range(len(nodes) - 1, min(rec.born[r] for r in owners) - 1, -1):
+        ins, outs = nodes[k][2], nodes[k][3]
+        if not any(o >= 0 and need[o] for o in outs):
+            continue
+        for pos, r in enumerate(ins):
+            if r < 0:
+                continue
+            need[r] = 1
+            found = owners.get(r)
+            if found is None:
+                continue
+            if pos == 0 and gather_nodes.get(k) == r:
+                idx = ins[1]
+                idx = rec.consts[~idx] if idx < 0 else rec.tensors[idx]
+                for i in found:
+                    uses.setdefault(i, []).append((outs[0], idx))
+            else:
+                dense.update(found)
+    return {i: u[::-1] for i, u in uses.items() if i not in dense}
+
+
+def _indexed_slices(source, parts) -> IndexedSlices | None:
+    """TF's `IndexedSlices` gradient of `source` from its gathers' parts
+    (rows' gradient, indices): values and indices flattened to rows and
+    concatenated in recording order, `dense_shape` int32 as TF's."""
+    row = tuple(source.shape)[1:]
+    values, indices = [], []
+    for ct, idx in parts:
+        if ct is not None:
+            values.append(reshape(ct, (-1, *row)))
+            indices.append(reshape(idx, (-1,)))
+    if not values:
+        return None
+    if len(values) > 1:
+        values, indices = [concat(values, 0)], [concat(indices, 0)]
+    # (NumPy: a known value while jaxtape.function traces, as TF's static shape.)
+    dense_shape = np.asarray(tuple(source.shape), np.int32)
+    return IndexedSlices(values[0], indices[0], dense_shape)
 
 
 def _identity_grads(flat_targets, target_refs, cts, flat_sources) -> dict:

@@ -65,6 +65,8 @@ class Recorder:
         self.variables: dict[int, object] = {}  # id(var) -> var, watch order
         self.watched_var_ids: set[int] = set()
         self.notes: list[str] = []  # where gradient paths were cut
+        # Row gathers (`note_row_gather`): params ref -> the gathers' nodes.
+        self.row_gathers: dict[int, list[int]] = {}
         self.escaped_vars: set[int] = set()  # ids of variables read via NumPy
 
     # -- leaves ---------------------------------------------------------------
@@ -179,6 +181,14 @@ class Recorder:
     def note(self, text: str) -> None:
         self.notes.append(text)
 
+    def note_row_gather(self, out: Tensor) -> None:
+        """`out` is a gather of whole rows (axis 0) of its first input: a
+        source read only that way gets an `IndexedSlices` gradient, as TF's."""
+        ref = self.ids.get(id(out))
+        if ref is not None:
+            k = self.born[ref]
+            self.row_gathers.setdefault(self.nodes[k][2][0], []).append(k)
+
     # -- deferred values (core/deferred.py) -------------------------------------
     # `evaluate(refs)`: computes the pending outputs `refs` (and what they
     # need) in one program of this tape. (The function itself, not a method
@@ -225,7 +235,7 @@ class Recorder:
         # a cycle per step for the cyclic collector to find.
         self.ids, self._const_ids = {}, {}
         self.tensors, self.born, self.nodes, self.consts = [], [], [], []
-        self.pending = []
+        self.pending, self.row_gathers = [], {}
 
 
 def _drop_pending(tensors: list, pending: list) -> tuple[list, list]:
@@ -260,6 +270,9 @@ class _CaptureReads:
 
     def _record(self, info, params, objs, out) -> bool:
         return False  # records nothing: the dispatcher computes the op at once
+
+    def note_row_gather(self, out) -> None:
+        pass
 
 
 def read_variable(var) -> Tensor:

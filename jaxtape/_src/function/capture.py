@@ -80,6 +80,9 @@ class Capture:
         self.inside[id(t)] = t
         self.read_vars.setdefault(id(var), var)
 
+    def note_row_gather(self, out) -> None:
+        pass  # (records no gradient)
+
 
 class BranchScope(_scope.StateScope):
     """Variables inside a construct: reads see the enclosing values, writes

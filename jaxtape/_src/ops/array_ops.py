@@ -610,8 +610,8 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     Indices are int16, int32 or int64; an index outside `[0, n)` raises TF's
     `InvalidArgumentError`.
 
-    Differences from TensorFlow: the gradient is a dense tensor rather than
-    `IndexedSlices` (the values are the same; use `jaxtape.convert_to_tensor`).
+    As TF's, the gradient of `params` gathered along axis 0 (without
+    `batch_dims`) is an `IndexedSlices` when `params` is used only that way.
     """
     nd = np.ndim(params)
     axis = batch_dims if axis is None else _axis(axis)
@@ -640,7 +640,11 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
             f"{list(np.shape(indices)[:batch_dims])} (the batch dimensions).",
             "GatherV2",
         )
-    return _gather(params, indices, axis, batch_dims)
+    out = _gather(params, indices, axis, batch_dims)
+    if axis == 0 and not batch_dims:
+        for tape in context.state.tapes:  # (whole rows: IndexedSlices gradients)
+            tape.note_row_gather(out)
+    return out
 
 
 def _check_nd(xp, indices, shape, op, what):
