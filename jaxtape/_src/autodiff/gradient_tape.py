@@ -389,7 +389,7 @@ class GradientTape:
             else None
         )
         it = iter(results)
-        grads = [
+        grads: list[Any] = [
             next(it) if c and g else None for c, g in zip(connected, sl.program.groups)
         ]
         for i, uses in rows.items():
