@@ -48,9 +48,11 @@ class Reducer:
 
 def group_by_reducer(key_func, reducer: Reducer):
     """Groups elements by the int64 `key_func(element)` and reduces each group
-    with `reducer`; one finalized output per key, in order of first appearance.
+    with `reducer`; one finalized output per key, in increasing key order.
 
-    Differences from TensorFlow: TF's order of the groups is its hash map's.
+    Differences from TensorFlow: TF's order of the groups is its hash map's
+    (increasing for small non-negative keys, as here); a key of the wrong
+    dtype raises TF's ValueError when the dataset is iterated, not at `apply`.
     """
     key_call = _UserFunction(key_func, "group_by_reducer")
     init_call = _UserFunction(reducer.init_func, "group_by_reducer")
@@ -66,15 +68,16 @@ def group_by_reducer(key_func, reducer: Reducer):
                 key = np.asarray(key_call(element, i))
                 if key.shape != () or key.dtype != np.int64:
                     raise ValueError(
-                        "`key_func` must return a single tf.int64 scalar tensor. "
-                        f"Got shape {key.shape} and dtype {key.dtype}."
+                        "Invalid `key_func`. Expected `key_func` to return a scalar "
+                        "tf.int64 tensor, but instead `key_func` has output "
+                        f"types={key.dtype} and shapes={key.shape}."
                     )
                 k = int(key)
                 if k not in states:
                     states[k] = init_call(key, i)
                 states[k] = reduce_call((states[k], element), i)
-            for i, state in enumerate(states.values()):
-                yield finalize_call(state, i)
+            for i, k in enumerate(sorted(states)):
+                yield finalize_call(states[k], i)
 
         return ds._derive(make, UNKNOWN_CARDINALITY)
 
@@ -104,7 +107,11 @@ def dense_to_sparse_batch(batch_size, row_shape):
         card = ds._cardinality
         if card >= 0:
             card = -(-card // size)
-        out_spec = lambda: SparseTensorSpec([None, *row], ds.element_spec.dtype)
+
+        def out_spec():
+            spec: Any = ds.element_spec
+            return SparseTensorSpec([None, *row], spec.dtype)
+
         return ds._derive(make, card, out_spec)
 
     return apply
@@ -198,6 +205,13 @@ def rejection_resample(class_func, target_dist, initial_dist=None, seed=None):
                     return  # (TF's stop_on_empty_dataset)
                 yield np.asarray(c, np.int32), element
 
+        if static_m is not None and static_m >= 1:  # (TF: the data as it is)
+
+            def make():
+                for c, element in classes(source()):
+                    yield np.asarray(c, np.int32), element
+
+            return ds._derive(make, ds._cardinality)
         return ds._derive(make, UNKNOWN_CARDINALITY)
 
     return apply
@@ -365,7 +379,7 @@ def _text(name) -> str:
 
 
 def _record_bytes(x) -> bytes:
-    value = np.asarray(x).item()
+    value = x if isinstance(x, (str, bytes)) else np.asarray(x).item()
     return value.encode() if isinstance(value, str) else bytes(value)
 
 

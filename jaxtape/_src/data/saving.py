@@ -233,7 +233,7 @@ def snapshot(path, compression="AUTO", reader_func=None, shard_func=None):
             for element in source():
                 seen.append(element)
                 yield element
-            done = Dataset(lambda: iter(seen), len(seen), ds.element_spec)
+            done = Dataset(lambda: iter(seen), len(seen), ds._known_spec())
             save(done, where, None if compression == "AUTO" else compression,
                  shard_func)  # fmt: skip
 
