@@ -109,6 +109,12 @@ ROWS = {
 }
 
 
+@pytest.fixture
+def frameworks(tf):
+    """jaxtape and tf.keras, each with the name of its checkpoint directory."""
+    return [("jt", jt), ("tf", tf)]
+
+
 @pytest.mark.parametrize("kwargs", ROWS.values(), ids=ROWS.keys())
 def test_saves_the_steps_tf_keras_saves(kwargs, tf, tmp_path, capsys):
     ours, our_steps, our_best, our_said = _drive(jt, tmp_path / "jt", kwargs)
@@ -213,6 +219,16 @@ def test_a_killed_save_leaves_the_previous_checkpoint_loadable(tmp_path):
     with np.load(saved) as weights:
         for a, b in zip(model.get_weights(), weights.values(), strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_each_loads_the_others_checkpoint_as_a_compiled_model(frameworks, tmp_path):
+    saved = {name: _drive(mod, tmp_path / name, {})[0] for name, mod in frameworks}
+    for (name, _), (_, reader) in zip(frameworks, frameworks[::-1], strict=True):
+        model = reader.keras.models.load_model(str(tmp_path / name))
+        assert model.name == "net" and model.optimizer.name == "adam"
+        for a, b in zip(model.get_weights(), saved[name].get_weights(), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert float(model.optimizer.learning_rate) == pytest.approx(0.01)
 
 
 def test_weights_only_checkpoint_cannot_be_loaded_as_a_model(tf, tmp_path):
