@@ -1,5 +1,9 @@
 """Property tests (hypothesis): tape gradients equal jax.vjp/jax.grad/jax.jacrev
-of the same pure jnp function, for random compositions of ops on random shapes."""
+of the same pure jnp function, for random compositions of ops on random shapes.
+
+The examples are derandomized (`derandomize=True`): a fixed set per test, the
+same in every run, so that a failure in CI reproduces anywhere (fresh examples
+each run would make a rare counterexample a one-off CI failure)."""
 
 import jax
 import jax.numpy as jnp
@@ -67,7 +71,7 @@ def _build(steps, reducer, lib):
     return f
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(programs())
 def test_tape_gradient_equals_jax_grad(program):
     shape, steps, reducer, seed = program
@@ -86,7 +90,7 @@ def test_tape_gradient_equals_jax_grad(program):
     np.testing.assert_allclose(gy.numpy(), ey, rtol=2e-4, atol=1e-5)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(programs())
 def test_nested_tapes_give_hessian_diagonal(program):
     shape, steps, reducer, seed = program
@@ -111,7 +115,7 @@ def test_nested_tapes_give_hessian_diagonal(program):
     np.testing.assert_allclose(h.numpy(), expected, rtol=5e-4, atol=5e-5)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(programs())
 def test_tape_jacobian_equals_jacrev(program):
     shape, steps, _, seed = program
@@ -141,7 +145,7 @@ def test_tape_jacobian_equals_jacrev(program):
     np.testing.assert_allclose(jac.numpy(), expected, rtol=2e-4, atol=1e-5)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(st.integers(1, 5), st.integers(1, 5), st.integers(0, 2**16))
 def test_matmul_chain_vjp_with_output_gradients(n, m, seed):
     rng = np.random.default_rng(seed)
