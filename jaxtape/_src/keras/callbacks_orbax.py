@@ -133,11 +133,14 @@ def set_state_tree(model, tree: dict, source: str, stacklevel: int = 2) -> None:
         if set(saved) - {_path(v) for v in sections["optimizer_variables"]}:
             optimizer.build(model.trainable_variables)  # slots were saved: make them
             sections = _section_variables(model)
+    weight_values = {}  # a layer frozen (or unfrozen) since: its weights moved
+    for section in _SECTIONS[:2]:
+        weight_values.update(_flat(tree.get(section, {})))
     staged, unmatched = [], []
     for section, saved in tree.items():
         if section == "optimizer_variables":
             saved = _renamed_optimizer(saved, sections[section])
-        values = _flat(saved)
+        values = weight_values if section in _SECTIONS[:2] else _flat(saved)
         for variable in sections[section]:
             path = _path(variable)
             if path not in values:
@@ -151,12 +154,9 @@ def set_state_tree(model, tree: dict, source: str, stacklevel: int = 2) -> None:
                     "Build the model as it was when the checkpoint was saved."
                 )
             staged.append((variable, value.astype(variable.dtype.as_numpy_dtype)))
-    weights = [p for s, p in unmatched if s.endswith("trainable_variables")]
+    weights = [p for s, p in unmatched if s in _SECTIONS[:2]]
     if weights:
-        saved = sorted(
-            _flat(tree.get("trainable_variables", {}))
-            | _flat(tree.get("non_trainable_variables", {}))
-        )
+        saved = sorted(weight_values)
         raise ValueError(
             f"Cannot load {source}: it has no value for the model's variables "
             f"{weights[:5]} (saved: {saved[:5]}{' ...' if len(saved) > 5 else ''}). "
