@@ -26,6 +26,7 @@ from jaxtape._src.ops.misc_ops import (  # noqa: F401
     is_numeric_tensor,
 )
 from jaxtape._src.autodiff.explain import explain_gradient  # noqa: F401
+from jaxtape._src.ops.shape_asserts import assert_shapes  # noqa: F401
 from jaxtape._src.ops.debug_modes import (  # noqa: F401
     disable_check_numerics,
     disable_traceback_filtering,

@@ -525,3 +525,58 @@ def test_types_experimental_classify_functions_as_tensorflows_do(tf):
         assert isinstance(concrete, types.ConcreteFunction)
         assert not isinstance(concrete, types.GenericFunction)
         assert not isinstance(lambda: 0, types.Callable)
+
+
+# -- tf.debugging.assert_shapes --------------------------------------------------------
+SHAPE_ROWS = {
+    "symbols_agree": [("x", ("N", "Q")), ("y", ("N", "D"))],
+    "symbol_disagrees": [("x", ("N", "Q")), ("y", ("Q", 4))],
+    "rank_differs": [("x", (2, 3, 4))],
+    "scalar_as_rank_0": [("s", ())],
+    "scalar_as_size_1": [("s", (1,))],
+    "leading_ellipsis": [("x", ("...", "Q")), ("y", (3,))],
+    "leading_star": [("x", ["*", 3])],
+    "star_not_first": [("x", (2, "*"))],
+    "not_iterable": [("x", 3)],
+    "none_is_no_constraint": [("x", None)],
+    "dot_is_any_size": [("x", (".", 3))],
+    "ellipsis_size_differs": [("x", (Ellipsis, 4))],
+    "string_as_symbols": [("x", "NQ")],
+    "vector_of_one_as_scalar": [("one", ())],
+    "vector_of_two_as_scalar": [("two", ())],
+    "matrix_as_scalar": [("x", ())],
+    "ellipsis_rank_too_low": [("two", ("...", 2, 3))],
+}
+
+
+def _shapes_outcome(m, rows, message):
+    values = {
+        "x": m.zeros([2, 3]),
+        "y": m.zeros([2, 4]),
+        "s": m.constant(1.0),
+        "one": m.zeros([1]),
+        "two": m.zeros([2]),
+    }
+    try:
+        m.debugging.assert_shapes([(values[k], s) for k, s in rows], message=message)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("message", [None, "Shapes differ"])
+@pytest.mark.parametrize("name", list(SHAPE_ROWS))
+def test_assert_shapes_matches_tensorflow(name, message, tf):
+    rows = SHAPE_ROWS[name]
+    assert _shapes_outcome(jaxtape, rows, message) == _shapes_outcome(tf, rows, message)
+
+
+def test_assert_shapes_checks_while_tracing():
+    @jaxtape.function
+    def f(x, y):
+        jaxtape.debugging.assert_shapes([(x, ("N", 3)), (y, ("N",))])
+        return x
+
+    f(jaxtape.zeros([2, 3]), jaxtape.zeros([2]))
+    with pytest.raises(ValueError, match="must have size 2"):
+        f(jaxtape.zeros([2, 3]), jaxtape.zeros([5]))

@@ -212,6 +212,10 @@ class _OpaqueDType(DType):
         return hash(self._name)
 
 
+# (TF's type name for every dtype: `type(tf.qint8).__name__` is "DType".)
+_OpaqueDType.__name__ = _OpaqueDType.__qualname__ = "DType"
+
+
 _TABLE = [
     (jnp.float16, "float16"),
     (jnp.bfloat16, "bfloat16"),

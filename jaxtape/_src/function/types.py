@@ -3,14 +3,17 @@ with jaxtape's classes registered as their implementations. Layer L3.
 
 `isinstance(jaxtape.function(f), tf.types.experimental.PolymorphicFunction)`
 holds, as it does for a `tf.function`; `TensorLike` is the alias of what an
-op takes (`core/typing`).
+op takes.
 """
 
 from __future__ import annotations
 
 import abc
+from typing import Union
 
-from jaxtape._src.core.typing import TensorLike as TensorLike
+import numpy as np
+
+from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.function.concrete import ConcreteFunction as _ConcreteFunction
 from jaxtape._src.function.function import Function as _Function
 
@@ -34,6 +37,11 @@ class GenericFunction(Callable):
 class PolymorphicFunction(GenericFunction):
     """TF 2's name for `GenericFunction` (`tf.function`'s result)."""
 
+
+# TF's `tf.types.experimental.TensorLike`: what ops take (a typing Union, as TF's).
+TensorLike = Union[  # noqa: UP007 - a typing.Union object, as TF's
+    Tensor, int, float, bool, str, bytes, complex, tuple, list, np.ndarray, np.generic
+]
 
 ConcreteFunction.register(_ConcreteFunction)
 PolymorphicFunction.register(_Function)
