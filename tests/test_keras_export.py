@@ -250,6 +250,7 @@ def _archive_rows(m, path):
     row(
         "lambda", lambda: archive.add_endpoint("call2", lambda v: model(v) - 1.0, named)
     )
+    row("layer", lambda: archive.add_endpoint("dense", model.layers[1], [spec]))
     row("collection junk", lambda: archive.add_variable_collection("c", [1]))
     row(
         "collection type",
@@ -267,6 +268,9 @@ def _archive_rows(m, path):
     row("write", lambda: archive.write_out(path, verbose=False))
     loaded = m.saved_model.load(path)
     rows["signatures"] = sorted(loaded.signatures)
+    rows["inputs"] = {  # (a layer's endpoint: Keras's `args_0`)
+        k: sorted(s.structured_input_signature[1]) for k, s in loaded.signatures.items()
+    }
     rows["serve"] = loaded.serve(x).numpy().round(5).tolist()
     rows["f"] = loaded.f(x).numpy().round(5).tolist()
     rows["call2"] = (

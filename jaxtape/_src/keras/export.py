@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from jaxtape._src.core import dtypes
 from jaxtape._src.core.tensor import Tensor, TensorSpec
 from jaxtape._src.keras.keras_tensor import KerasTensor, map_structure
@@ -135,8 +133,8 @@ def make_input_spec(x) -> InputSpec:
         return x
     if isinstance(x, KerasTensor):
         return _input_spec(x.shape.as_list(), x.dtype.name, x.name)
-    if isinstance(x, (Tensor, Variable)) or type(x) is np.ndarray:
-        return _input_spec(np.shape(x), dtypes.as_dtype(x.dtype).name)
+    if isinstance(x, (Tensor, Variable)):  # (not NumPy arrays, as Keras on TF)
+        return _input_spec(x.shape.as_list(), x.dtype.name)
     raise TypeError(
         f"Unsupported x={x} of the type ({type(x)}). Supported types are: "
         "`keras.InputSpec`, `keras.KerasTensor` and backend tensor."

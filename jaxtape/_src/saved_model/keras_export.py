@@ -196,7 +196,10 @@ class ExportArchive:
                 _keras_export.make_tensor_spec, input_signature
             )
             decorated_fn = Function(
-                fn, input_signature=input_signature, autograph=False, name=name
+                _as_keras_call(fn),
+                input_signature=input_signature,
+                autograph=False,
+                name=name,
             )
             self._endpoint_signatures[name] = input_signature
         setattr(self._tf_trackable, name, decorated_fn)
@@ -206,7 +209,7 @@ class ExportArchive:
     def track_and_add_endpoint(self, name, resource, input_signature, **kwargs):
         """`track(resource)`, then `resource`'s `__call__` as the endpoint."""
         self.track(resource)
-        return self.add_endpoint(name, _call_of(resource), input_signature, **kwargs)
+        return self.add_endpoint(name, resource.__call__, input_signature, **kwargs)
 
     def add_variable_collection(self, name, variables) -> None:
         """Saves `variables` (a list, tuple or set of Variables) as the list
@@ -269,14 +272,19 @@ class ExportArchive:
         self._tf_trackable._all_variables = ordered
 
 
-def _call_of(resource):
-    """`resource.__call__`; a layer's as Keras's `Layer.__call__(*args,
-    **kwargs)` (an endpoint's arguments are `args_0`, `args_1`, ...)."""
-    if not isinstance(resource, Layer):
-        return resource.__call__
+def _as_keras_call(fn):
+    """`fn`; a layer or its `__call__` as Keras's `Layer.__call__(*args,
+    **kwargs)`, whose endpoint arguments are `args_0`, `args_1`, ..."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, Layer):
+        layer = fn
+    elif isinstance(owner, Layer) and getattr(fn, "__name__", "") == "__call__":
+        layer = owner
+    else:
+        return fn
 
     def __call__(*args, **kwargs):  # noqa: N807 - the name Keras's endpoint shows
-        return resource(*args, **kwargs)
+        return layer(*args, **kwargs)
 
     return __call__
 
