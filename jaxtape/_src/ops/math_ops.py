@@ -33,6 +33,7 @@ from jaxtape._src.ops import fast_lax, kinks
 if TYPE_CHECKING:
     from jaxtape._src.core.tensor import Tensor
     from jaxtape._src.core.typing import AxisLike, DTypeLike, TensorLike
+    from jaxtape._src.ops.misc_ops import IndexedSlices
 
 
 @overload
@@ -1330,12 +1331,31 @@ def clip_by_norm(
     clip_norm: TensorLike,
     axes: AxisLike | None = None,
     name: str | None = None,
-) -> Tensor:
+) -> Tensor | IndexedSlices:
     """Rescales `t` so that its L2 norm (over `axes`) is at most `clip_norm`.
 
-    A negative `clip_norm` counts as 0, as in TF.
+    A negative `clip_norm` counts as 0, as in TF. An `IndexedSlices` is
+    clipped by the norm of its values (repeated indices counted apart, as TF),
+    and stays an `IndexedSlices`.
     """
+    slices = _indexed_slices_type()
+    if isinstance(t, slices):
+        values = _clip_by_norm(t.values, clip_norm, _axis(axes))
+        return slices._from_parts(values, t.indices, t.dense_shape, t._static)
     return _clip_by_norm(t, clip_norm, _axis(axes))
+
+
+def _indexed_slices_type() -> type[IndexedSlices]:
+    # cycle: math_ops -> misc_ops -> math_extra_ops -> math_ops
+    from jaxtape._src.ops import misc_ops
+
+    return misc_ops.IndexedSlices
+
+
+def _values_of_slices(t_list) -> list:
+    """`t_list` with each `IndexedSlices` replaced by its values (TF's norms)."""
+    slices = _indexed_slices_type()
+    return [t.values if isinstance(t, slices) else t for t in t_list]
 
 
 @op("GlobalNorm", inputs="t_list")
@@ -1359,8 +1379,11 @@ def _sum_of_squares_root(t_list):
 
 
 def global_norm(t_list: Sequence[TensorLike | None], name: str | None = None) -> Tensor:
-    """Returns `sqrt(sum(||t||^2 for t in t_list))`; None entries are ignored."""
-    return _global_norm([t for t in t_list if t is not None])
+    """Returns `sqrt(sum(||t||^2 for t in t_list))`; None entries are ignored.
+
+    An `IndexedSlices` counts its values (repeated indices apart), as TF.
+    """
+    return _global_norm(_values_of_slices([t for t in t_list if t is not None]))
 
 
 @op("ClipByGlobalNorm", inputs="t_list")
@@ -1380,22 +1403,28 @@ def clip_by_global_norm(
     clip_norm: SupportsFloat,
     use_norm: TensorLike | None = None,
     name: str | None = None,
-) -> tuple[list[Tensor | None], Tensor]:
+) -> tuple[list[Tensor | IndexedSlices | None], Tensor]:
     """Scales a list of tensors so that their global norm is at most `clip_norm`.
 
     Returns `(list_clipped, global_norm)` as TF does; None entries stay None.
     With `use_norm`, that value is the global norm (neither computed nor
     differentiated through the tensors). A non-finite norm gives NaNs, as TF.
+    An `IndexedSlices` counts its values in the norm and comes back an
+    `IndexedSlices` of scaled values, as in TF.
     """
     present = [i for i, t in enumerate(t_list) if t is not None]
     if not present and use_norm is None:  # TF: the norm of nothing is 0
         return [None] * len(t_list), _global_norm_of_nothing()
-    given = [t_list[i] for i in present]
+    slices = _indexed_slices_type()
+    given = _values_of_slices([t_list[i] for i in present])
     if use_norm is not None:
         given.append(use_norm)
     clipped, norm = _clip_by_global_norm(given, float(clip_norm), use_norm is not None)
-    out: list[Tensor | None] = [None] * len(t_list)
+    out: list[Tensor | IndexedSlices | None] = [None] * len(t_list)
     for i, c in zip(present, clipped):
+        t = t_list[i]
+        if isinstance(t, slices):
+            c = slices._from_parts(c, t.indices, t.dense_shape, t._static)
         out[i] = c
     return out, norm
 
