@@ -304,3 +304,54 @@ def test_rejection_resample_reaches_target_distribution(initial):
     assert k > 400
     sigma = np.sqrt(k * 0.25)
     assert abs(ones - k / 2) < 5 * sigma, (ones, k)
+
+
+def _database(path) -> str:
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    connection.execute("create table t (name text, age int, h real, note text)")
+    connection.executemany(
+        "insert into t values (?, ?, ?, ?)",
+        [("ann", 30, 1.5, "12.5x"), ("bob", None, 2.0, None), ("cy", 7, None, "no")],
+    )
+    connection.commit()
+    connection.close()
+    return str(path)
+
+
+SQL_QUERIES = {
+    "columns": ("SELECT name, age, h FROM t", ("string", "int32", "float64")),
+    "single_type": ("SELECT age FROM t", "int64"),
+    "text_as_numbers": ("SELECT note, note, age FROM t", ("int64", "float64", "bool")),
+    "numbers_as_text": ("SELECT age, h, note FROM t", ("string", "string", "string")),
+    "small_ints": ("SELECT age, age FROM t WHERE age > 0", ("uint8", "int16")),
+}
+
+
+def test_sql_dataset_matches_tensorflow(tf, tmp_path):
+    db = _database(tmp_path / "t.db")
+    for name, (query, types) in SQL_QUERIES.items():
+        results = {}
+        for m in (tf, jaxtape):
+            dts = (
+                getattr(m, types)
+                if isinstance(types, str)
+                else tuple(getattr(m, t) for t in types)
+            )
+            ds = _E(m).SqlDataset("sqlite", db, query, dts)
+            results[m.__name__] = (
+                [_norm(e) for e in ds],
+                _text(ds.element_spec),
+                int(ds.cardinality()),
+            )
+        assert results["jaxtape"] == results["tensorflow"], name
+    for m in (tf, jaxtape):
+        with pytest.raises(m.errors.InvalidArgumentError):
+            _E(m).SqlDataset("mysql", db, "SELECT age FROM t", (m.int64,))
+        with pytest.raises(m.errors.InvalidArgumentError):
+            _E(m).SqlDataset("sqlite", db, "SELECT h FROM t", (m.float32,))
+        with pytest.raises(m.errors.InvalidArgumentError):
+            list(_E(m).SqlDataset("sqlite", db, "SELECT h, age FROM t", (m.int64,)))
+        with pytest.raises(m.errors.UnknownError):
+            list(_E(m).SqlDataset("sqlite", db, "SELECT nope FROM t", (m.int64,)))

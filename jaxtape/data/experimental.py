@@ -38,6 +38,7 @@ from jaxtape._src.data.experimental_ops import (
 from jaxtape._src.data.readers import CsvDataset
 from jaxtape._src.data.optional import Optional, get_next_as_optional
 from jaxtape._src.data.experimental_more import (
+    SqlDataset,
     SHARD_HINT,
     DatasetInitializer,
     Reducer,

@@ -9,7 +9,11 @@ through `context.hooks.parse_example` (tf.io's, installed by `io/`, a peer).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import pathlib
+import re
+import sqlite3
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -473,3 +477,92 @@ def index_table_from_dataset(dataset=None, num_oov_buckets=0, vocab_size=None,
     pairs = dataset.enumerate().map(lambda i, k: (k, i))
     return table_from_dataset(pairs, num_oov_buckets, vocab_size, default_value,
                               hasher_spec, key_dtype, name)  # fmt: skip
+
+
+# -- SqlDataset ----------------------------------------------------------------------
+_SQL_TYPES = ("string", "int8", "int16", "int32", "int64", "uint8", "uint16", "bool",
+              "float64")  # fmt: skip
+
+
+class SqlDataset(Dataset):
+    """The rows of an SQLite query, one element per row (TF's `SqlDataset`):
+    a tuple of scalars of `output_types` (a single dtype: one scalar). As
+    SQLite converts them: NULL is 0 / 0.0 / b"", text read as a number is its
+    leading numeric part (else 0)."""
+
+    def __init__(self, driver_name, data_source_name, query, output_types):
+        driver = _text(driver_name)
+        if driver != "sqlite":
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"The database type, {driver}, is not supported by SqlDataset. The "
+                "set of supported databases is: {'sqlite'}.",
+            )
+        single = not isinstance(output_types, tuple)
+        types = [
+            dtypes.as_dtype(t) for t in ((output_types,) if single else output_types)
+        ]
+        if any(t.name not in _SQL_TYPES for t in types):
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                "Each element of `output_types_` must be one of: DT_STRING, DT_INT8, "
+                "DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_BOOL, DT_DOUBLE",
+            )
+        source, text = _text(data_source_name), _text(query)
+
+        def make():
+            try:  # read-only, as TF opens it
+                uri = pathlib.Path(source).absolute().as_uri() + "?mode=ro"
+                connection = sqlite3.connect(uri, uri=True)
+            except sqlite3.Error as e:
+                raise errors.UnknownError(
+                    None, None, f"Sqlite::Open({source}) failed: {e}"
+                ) from None
+            with contextlib.closing(connection):
+                try:
+                    cursor = connection.execute(text)
+                except sqlite3.Error as e:
+                    raise errors.UnknownError(
+                        None, None, f"Prepare() failed: {e}: {text}"
+                    ) from None
+                width = len(cursor.description or ())
+                if width != len(types):
+                    raise errors.InvalidArgumentError(
+                        None,
+                        None,
+                        f"The number of columns in query ({width}) must match the "
+                        f"number of elements in output_types ({len(types)}).",
+                    )
+                for row in cursor:
+                    values = tuple(_sql_value(v, t) for v, t in zip(row, types))
+                    yield values[0] if single else values
+
+        specs = tuple(TensorSpec([], t) for t in types)
+        super().__init__(make, UNKNOWN_CARDINALITY, specs[0] if single else specs)
+
+
+def _sql_value(v, dtype) -> np.ndarray:
+    if dtype == dtypes.string:
+        if v is None:
+            return np.asarray(b"", object)
+        text = v if isinstance(v, bytes) else str(v).encode()
+        return np.asarray(text, object)
+    number = _sql_number(v)
+    if dtype == dtypes.bool:
+        return np.asarray(int(number) != 0)
+    if dtype.is_integer:
+        return np.asarray(int(number), dtypes.np_dtype(dtype))
+    return np.asarray(float(number), np.float64)
+
+
+def _sql_number(v) -> float:
+    """SQLite's reading of a value as a number: text by its numeric prefix."""
+    if v is None:
+        return 0
+    if isinstance(v, (int, float)):
+        return v
+    text = v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+    match = re.match(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?", text)
+    return float(match.group(0)) if match else 0
