@@ -164,7 +164,16 @@ def set_state_tree(model, tree: dict, source: str, stacklevel: int = 2) -> None:
             "they had when saved, or rebuild the model with "
             "`keras.saving.load_model(directory)`."
         )
-    others = [p for s, p in unmatched if s in tree]
+    # An optimizer saved before its first step has no slots: none are missing.
+    saved_slots = any(
+        not p.endswith(("/iteration", "/learning_rate"))
+        for p in _flat(tree.get("optimizer_variables", {}))
+    )
+    others = [
+        p
+        for s, p in unmatched
+        if s in tree and (saved_slots or s != "optimizer_variables")
+    ]
     if others:
         warnings.warn(
             f"{source} has no value for {others}; they keep their values.",
@@ -313,9 +322,15 @@ class OrbaxCheckpoint(_MonitorCallback):
       save_weights_only: Save the weights only (no optimizer, metrics or config).
 
     Differences from Keras: an error of a background save is raised at
-    `on_train_end` (Keras drops it); `save_best_only` with a batch
-    `save_freq` works before the first epoch ends (Keras raises TypeError
-    there); assets (lookup-layer vocabularies) are not saved; single host only.
+    `on_train_end` (Keras drops it); a step orbax's policy skips (one not
+    after the directory's latest step) warns (Keras is silent);
+    `save_best_only` with a batch `save_freq` works before the first epoch
+    ends (Keras raises TypeError there); assets (lookup-layer vocabularies)
+    are not saved; single host only. Reading back: a step directory loads
+    (Keras refuses it as an unsupported format); a model whose weights are not
+    all in the checkpoint (other layer names) raises ValueError where Keras
+    silently restores nothing; the optimizer state loads into an optimizer of
+    another name (`adam_1`), which Keras skips.
     """
 
     def __init__(
