@@ -315,6 +315,7 @@ from jaxtape._src.ops.toplevel_rest_ops import (  # noqa: F401
     AggregationMethod as AggregationMethod,
     RegisterGradient as RegisterGradient,
     approx_top_k as approx_top_k,
+    check_pinned as check_pinned,
     conv as conv,
 )
 from jaxtape._src.function.concurrency import (  # noqa: F401

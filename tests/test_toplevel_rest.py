@@ -580,3 +580,26 @@ def test_assert_shapes_checks_while_tracing():
     f(jaxtape.zeros([2, 3]), jaxtape.zeros([2]))
     with pytest.raises(ValueError, match="must have size 2"):
         f(jaxtape.zeros([2, 3]), jaxtape.zeros([5]))
+
+
+def test_check_pinned_matches_tensorflow_without_cuda(tf):
+    if jaxtape.test.is_built_with_cuda() or tf.test.is_built_with_cuda():
+        pytest.skip("both builds without CUDA give TF's FailedPreconditionError")
+    with pytest.raises(tf.errors.FailedPreconditionError) as theirs:
+        tf.check_pinned(tf.constant([1.0]))
+    with pytest.raises(jaxtape.errors.FailedPreconditionError) as ours:
+        jaxtape.check_pinned(jaxtape.constant([1.0]))
+    assert str(ours.value) == str(theirs.value).split("}} ")[-1].removesuffix(" name: ")
+
+
+def test_check_pinned_on_a_gpu_build():
+    if not jaxtape.test.is_built_with_cuda() or not jaxtape.test.is_gpu_available():
+        pytest.skip("needs jaxlib's CUDA plugin and a GPU")
+    import jax
+
+    x = jaxtape.constant([1.0, 2.0])
+    with pytest.raises(jaxtape.errors.InvalidArgumentError, match="not in pinned"):
+        jaxtape.check_pinned(x)
+    sharding = jax.sharding.SingleDeviceSharding(jax.devices("gpu")[0])
+    pinned = jax.device_put(np.float32([1.0]), sharding.with_memory_kind("pinned_host"))
+    assert jaxtape.check_pinned(pinned).numpy().tolist() == [1.0]

@@ -1,5 +1,5 @@
 """The last of TF's top-level ops and registries: `tf.conv`, `tf.approx_top_k`,
-`tf.AggregationMethod`, `tf.RegisterGradient`.
+`tf.check_pinned`, `tf.AggregationMethod`, `tf.RegisterGradient`.
 
 Layer L1: imports `core` and `ops`.
 """
@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import jax
+import jax.core
 import numpy as np
 from jax import lax
 
-from jaxtape._src.core import errors
+from jaxtape._src.core import device, errors
 from jaxtape._src.core.dispatch import op, to_value
+from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import toplevel_more_ops
 from jaxtape._src.ops.nn_extra_ops import _approx_k
 
@@ -163,6 +166,40 @@ def approx_top_k(
     del recall_target, reduction_input_size_override, aggregate_to_topk, name
     values, indices = _approx_k(input, int(k), int(reduction_dimension), bool(is_max_k))
     return ApproxTopK(values, indices)
+
+
+# -- tf.check_pinned ------------------------------------------------------------------
+def check_pinned(tensor, name=None):
+    """Returns `tensor` if it is in host memory pinned for the GPU (TF's
+    `tf.check_pinned`): a JAX array whose memory kind is `pinned_host`.
+
+    Raises TF's `FailedPreconditionError` when jaxlib has no CUDA plugin and
+    `InvalidArgumentError` when the tensor is elsewhere (device or unpinned
+    host memory). Eager only: inside `jaxtape.function` a value's memory is
+    chosen by XLA, so it raises NotImplementedError there.
+    """
+    del name
+    if not device.is_built_with_cuda():
+        raise errors.FailedPreconditionError(
+            None,
+            "CheckPinned",
+            "to check pinnedness, must be built with `--config=cuda` [Op:CheckPinned]",
+        )
+    value = to_value(tensor)
+    if isinstance(value, jax.core.Tracer):
+        raise NotImplementedError(
+            "jaxtape.check_pinned inside jaxtape.function: a traced value has no "
+            "memory placement yet; call it eagerly."
+        )
+    kind = getattr(getattr(value, "sharding", None), "memory_kind", None)
+    if kind != "pinned_host":
+        raise errors.invalid_argument(
+            f"Tensor is not in pinned host memory (its memory kind is {kind}); "
+            "put it there with jax.device_put(x, sharding.with_memory_kind("
+            "'pinned_host')).",
+            "CheckPinned",
+        )
+    return tensor if isinstance(tensor, Tensor) else Tensor(value)
 
 
 # -- tf.AggregationMethod ------------------------------------------------------------
