@@ -84,6 +84,10 @@ PIPELINES = {
         (_varying(m).concatenate(_varying(m)), _D(m).range(6))
     ),
     "prefetch": lambda m: _D(m).from_tensor_slices(_sp(m)).batch(2).prefetch(2),
+    "from_generator_signature": lambda m: _D(m).from_generator(
+        lambda: (m.SparseTensor([[i]], [i * 1.5], [i + 1]) for i in range(3)),
+        output_signature=(m.SparseTensorSpec([None], m.float32)),
+    ),
     "parse_single_example": lambda m: (
         _D(m)
         .from_tensor_slices(_examples(m))
@@ -202,6 +206,20 @@ def test_iteration_yields_jaxtape_sparse_tensors_for_a_compiled_function(tf):
         got.append(got_step(e["v"]).numpy().tolist())
     assert got == want
     assert len(traces) == 2  # (one per dense shape: [3, 3] and [1, 2])
+
+
+def test_from_generator_checks_sparse_signature_as_tf(tf):
+    for m in (tf, jaxtape):
+        for spec in (
+            m.SparseTensorSpec([1], m.float32),
+            m.SparseTensorSpec(None, m.int32),
+        ):
+            ds = _D(m).from_generator(
+                lambda m=m: (m.SparseTensor([[0]], [1.0], [k]) for k in (1, 2)),
+                output_signature=spec,
+            )
+            with pytest.raises(m.errors.InvalidArgumentError, match="yielded an"):
+                list(ds)
 
 
 def test_padded_batch_of_sparse_elements_raises_tf_type_error(tf):

@@ -25,7 +25,13 @@ SPECS = {
     ),
     "tensor_array": lambda m: m.TensorArraySpec([2], m.float32, True, True),
     "tensor_array_default": lambda m: m.TensorArraySpec(),
+    "iterator": lambda m: m.data.IteratorSpec(
+        (m.TensorSpec([2], m.float32), m.SparseTensorSpec([None], m.int64))
+    ),
 }
+
+# TF's value classes that jaxtape names differently.
+_VALUE_TYPES = {"_OptionalImpl": "Optional", "OwnedIterator": "DatasetIterator"}
 
 # Pairs (a, b) for the binary methods.
 PAIRS = {
@@ -79,6 +85,10 @@ PAIRS = {
         m.TensorArraySpec([2], m.float32, dynamic_size=True),
     ),
     "none": lambda m: (m.NoneTensorSpec(), m.NoneTensorSpec()),
+    "iterator": lambda m: (
+        m.data.IteratorSpec((m.TensorSpec([2]),)),
+        m.data.IteratorSpec((m.TensorSpec([3]),)),
+    ),
 }
 
 
@@ -99,9 +109,8 @@ def test_spec_matches_tensorflow(name, tf):
     want, got = SPECS[name](tf), SPECS[name](jaxtape)
     assert isinstance(got, jaxtape.TypeSpec)
     assert _text(got) == _text(want)
-    assert got.value_type.__name__.lstrip("_") == (
-        want.value_type.__name__.replace("_OptionalImpl", "Optional")
-    )
+    want_type = want.value_type.__name__
+    assert got.value_type.__name__ == _VALUE_TYPES.get(want_type, want_type)
     again = SPECS[name](jaxtape)
     assert got == again and hash(got) == hash(again) and not got != again
     for attr in ("shape", "dtype"):

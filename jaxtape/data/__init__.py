@@ -9,6 +9,7 @@ from jaxtape._src.data.dataset import (
 )
 from jaxtape._src.data.dataset import DatasetIterator as Iterator
 from jaxtape._src.data.structure import DatasetSpec
+from jaxtape._src.data.iterator_spec import IteratorSpec
 from jaxtape._src.data.options import Options, ThreadingOptions
 from jaxtape._src.data.readers import (
     FixedLengthRecordDataset,

@@ -51,6 +51,7 @@ from jaxtape._src.data.structure import (
     _TypeOnly,
     _zip_structures,
 )
+from jaxtape._src.data.type_specs import SparseTensorSpec
 from jaxtape._src.state import random_ops
 
 if TYPE_CHECKING:
@@ -235,7 +236,7 @@ class Dataset(_DatasetBase):
                     "`output_signature` argument."
                 )
             for spec in _leaves(output_signature):
-                if not isinstance(spec, TensorSpec):
+                if not isinstance(spec, (TensorSpec, SparseTensorSpec)):
                     raise TypeError(
                         "`output_signature` must contain objects that are subclass of "
                         f"`tf.TypeSpec` but found {type(spec)} which is not."
@@ -264,7 +265,9 @@ class Dataset(_DatasetBase):
             for value in generator(*call_args):
                 yield convert(value)
 
-        typed = all(isinstance(s, TensorSpec) for s in _leaves(signature))
+        typed = all(
+            isinstance(s, (TensorSpec, SparseTensorSpec)) for s in _leaves(signature)
+        )
         return Dataset(make, UNKNOWN_CARDINALITY, signature if typed else None)
 
     # -- transformations -------------------------------------------------------

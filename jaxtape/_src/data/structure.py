@@ -15,6 +15,7 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape, TensorSpec
 from jaxtape._src.data.ragged_elements import HostRagged
 from jaxtape._src.data.sparse_elements import HostSparse
+from jaxtape._src.data.type_specs import SparseTensorSpec
 from jaxtape._src.state.variable import Variable
 from jaxtape._src.structured import strings
 from jaxtape._src.structured.ragged import RaggedTensor
@@ -265,6 +266,15 @@ class _TypeOnly:
 def _conform(pair):
     """A generator's value as the declared dtype and shape (TF's checks)."""
     spec, value = pair
+    if isinstance(spec, SparseTensorSpec):
+        got = _to_numpy(value)
+        got_spec = got.spec() if isinstance(got, HostSparse) else type(value).__name__
+        if not spec.is_compatible_with(got_spec):
+            raise TypeError(
+                f"`generator` yielded an element of {got_spec!r} where an element "
+                f"of {spec!r} was expected."
+            )
+        return got
     dtype = _np_dtype(spec.dtype)
     try:
         array = np.asarray(_to_numpy(value)).astype(dtype)
