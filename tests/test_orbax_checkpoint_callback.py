@@ -87,13 +87,14 @@ def _layout(step_dir) -> tuple:
 
 ROWS = {
     "defaults": {},
-    "keep_all_verbose": dict(max_to_keep=None, verbose=1),
     "keep_2_in_foreground": dict(max_to_keep=2, save_on_background=False),
     "every_3_batches": dict(save_freq=3, max_to_keep=None),
     "every_5_batches_keep_2_weights_only": dict(
         save_freq=5, max_to_keep=2, save_weights_only=True
     ),
-    "best_val_loss": dict(save_best_only=True, max_to_keep=None),
+    "best_val_loss_keep_all_verbose": dict(
+        save_best_only=True, max_to_keep=None, verbose=1
+    ),
     "best_val_acc_max": dict(
         save_best_only=True, monitor="val_acc", mode="max", max_to_keep=None
     ),
