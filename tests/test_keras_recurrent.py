@@ -432,7 +432,9 @@ def test_weights_file_from_tf_keras(tmp_path, tf):
     theirs.save_weights(tmp_path / "t.weights.h5")
     ours.load_weights(tmp_path / "t.weights.h5")
     x = np.random.default_rng(0).normal(size=(2, 4, 3)).astype("float32")
-    np.testing.assert_allclose(ours(x).numpy(), theirs(x).numpy(), rtol=1e-5)
+    # (atol: the unseeded init can put an output near 0, where rounding that
+    # differs between TF and XLA is a large relative error)
+    np.testing.assert_allclose(ours(x).numpy(), theirs(x).numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_custom_cell_must_return_its_states():
