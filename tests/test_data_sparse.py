@@ -237,3 +237,20 @@ def test_batching_sparse_elements_of_different_ranks_raises():
     )
     with pytest.raises(jaxtape.errors.InvalidArgumentError, match="ranks"):
         list(mixed.batch(2))
+
+
+def test_next_inside_compiled_function_reads_sparse_elements(tf):
+    def build(m):
+        sp = m.SparseTensor(
+            [[0, 0], [1, 2], [2, 1], [3, 0]], [1.0, 2.0, 3.0, 4.0], [4, 5]
+        )
+        return iter(_D(m).from_tensor_slices(sp).batch(2, drop_remainder=True))
+
+    results = {}
+    for m in (tf, jaxtape):
+        it = build(m)
+        step = m.function(lambda: m.sparse.reduce_sum(next(it), axis=1))  # noqa: B023
+        results[m.__name__] = [step().numpy().tolist() for _ in range(2)]
+        with pytest.raises(m.errors.OutOfRangeError):
+            step()
+    assert results["jaxtape"] == results["tensorflow"]

@@ -81,8 +81,7 @@ class HostSparse:
 
     def to_jaxtape(self) -> SparseTensor:
         """The jaxtape SparseTensor that iteration yields."""
-        indices = jax.numpy.asarray(self.indices, _INT64)
-        return SparseTensor(indices, jax.numpy.asarray(self.values), self.dense_shape)
+        return SparseTensor(self.indices, self.values, self.dense_shape)
 
     def numpy(self) -> np.ndarray:
         """TF's `as_numpy_iterator` form of a SparseTensor: the dense array."""

@@ -24,9 +24,10 @@ from jaxtape._src.state.variable import Variable
 
 
 def _arrays(element) -> list:
-    """The element's leaves as arrays a compiled program can take."""
+    """The element's arrays (a SparseTensor's indices and values, ...) as a
+    compiled program can take them."""
     out = []
-    for leaf in _leaves(element):
+    for leaf in jax.tree_util.tree_leaves(_leaves(element)):
         array = leaf if isinstance(leaf, jax.Array) else np.asarray(leaf)
         if array.dtype.kind not in "biufc":
             raise NotImplementedError(
@@ -39,8 +40,10 @@ def _arrays(element) -> list:
     return out
 
 
-def _specs(arrays) -> list:
-    return [(a.shape, a.dtype) for a in arrays]
+def _specs(arrays, element=None) -> list:
+    # (with the element's structure: a SparseTensor's dense shape is static)
+    structure = jax.tree_util.tree_structure(_leaves(element))
+    return [(a.shape, a.dtype) for a in arrays] + [structure]
 
 
 def _pull(iterator):
@@ -59,7 +62,7 @@ class _Next:
         self.iterator = iterator
         self.element = element
         arrays = _arrays(element)
-        self.specs = _specs(arrays)
+        self.specs = _specs(arrays, element)
         with state_scope.creating_state():
             self.holders = [
                 Variable(a, trainable=False, name="iterator_get_next") for a in arrays
@@ -73,8 +76,9 @@ class _Next:
         if self.unread:
             self.unread = False
             return
-        arrays = _arrays(_pull(self.iterator))
-        specs = _specs(arrays)
+        element = _pull(self.iterator)
+        arrays = _arrays(element)
+        specs = _specs(arrays, element)
         if specs != self.specs:
             raise errors.InvalidArgumentError(
                 None,
@@ -89,12 +93,14 @@ class _Next:
             holder.assign(array)
 
     def read(self):
-        values = iter([h.read_value() for h in self.holders])
+        structure = jax.tree_util.tree_structure(_leaves(self.element))
+        arrays = [h.read_value() for h in self.holders]
+        values = iter(jax.tree_util.tree_unflatten(structure, arrays))
         return _map_structure(lambda _: next(values), self.element)
 
 
 def _spec_text(specs) -> str:
-    return ", ".join(f"{np.dtype(d).name}{list(s)}" for s, d in specs)
+    return ", ".join(f"{np.dtype(d).name}{list(s)}" for s, d in specs[:-1])
 
 
 def traced_next(iterator):
