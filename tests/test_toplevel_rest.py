@@ -603,3 +603,41 @@ def test_check_pinned_on_a_gpu_build():
     sharding = jax.sharding.SingleDeviceSharding(jax.devices("gpu")[0])
     pinned = jax.device_put(np.float32([1.0]), sharding.with_memory_kind("pinned_host"))
     assert jaxtape.check_pinned(pinned).numpy().tolist() == [1.0]
+
+
+EXPERIMENTAL_DTYPES = [
+    "float8_e5m2",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e4m3b11fnuz",
+    "float8_e5m2fnuz",
+    "int4",
+    "uint4",
+    "int2",
+    "uint2",
+    "float4_e2m1fn",
+]
+
+
+@pytest.mark.parametrize("name", EXPERIMENTAL_DTYPES)
+def test_experimental_dtypes_match_tensorflow(name, tf):
+    ours = getattr(jaxtape.dtypes.experimental, name)
+    theirs = getattr(tf.dtypes.experimental, name)
+    assert str(ours) == str(theirs)
+    for attr in DTYPE_ATTRS:
+        assert _attr(ours, attr) == _attr(theirs, attr), attr
+    assert float(ours.min) == float(theirs.min) and float(ours.max) == float(theirs.max)
+    assert ours.as_numpy_dtype is theirs.as_numpy_dtype
+    assert jaxtape.as_dtype(theirs.as_datatype_enum) is ours
+    values = np.array([0.3, 1.0, 1.6, 3.0, -2.0], np.float32)
+    if ours.is_integer:  # (out-of-range float -> int casts differ by backend)
+        values = np.clip(values, float(theirs.min), float(theirs.max))
+    x = jaxtape.cast(jaxtape.constant(values), ours)
+    assert x.dtype == ours
+    try:  # (TF's CPU kernels cast to float8_e5m2 and float8_e4m3fn only)
+        expected = tf.cast(tf.constant(values), theirs).numpy()
+    except tf.errors.UnimplementedError:
+        expected = values.astype(theirs.as_numpy_dtype)  # ml_dtypes' rounding
+    np.testing.assert_array_equal(
+        x.numpy().astype(np.float32), expected.astype(np.float32)
+    )

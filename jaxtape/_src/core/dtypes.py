@@ -232,6 +232,17 @@ _TABLE = [
     (np.bool_, "bool"),
     (np.complex64, "complex64"),
     (np.complex128, "complex128"),
+    # TF's `tf.dtypes.experimental`: ml_dtypes' narrow types, which JAX arrays take.
+    (jnp.float8_e5m2, "float8_e5m2"),
+    (jnp.float8_e4m3fn, "float8_e4m3fn"),
+    (jnp.float8_e4m3fnuz, "float8_e4m3fnuz"),
+    (jnp.float8_e4m3b11fnuz, "float8_e4m3b11fnuz"),
+    (jnp.float8_e5m2fnuz, "float8_e5m2fnuz"),
+    (jnp.int4, "int4"),
+    (jnp.uint4, "uint4"),
+    (jnp.int2, "int2"),
+    (jnp.uint2, "uint2"),
+    (jnp.float4_e2m1fn, "float4_e2m1fn"),
 ]
 _BY_NP: dict[np.dtype, DType] = {}
 _BY_NAME: dict[str, DType] = {}
@@ -287,6 +298,16 @@ _ENUMS = {
     "variant": 21,
     "uint32": 22,
     "uint64": 23,
+    "float8_e5m2": 24,
+    "float8_e4m3fn": 25,
+    "float8_e4m3fnuz": 26,
+    "float8_e4m3b11fnuz": 27,
+    "float8_e5m2fnuz": 28,
+    "int4": 29,
+    "uint4": 30,
+    "int2": 31,
+    "uint2": 32,
+    "float4_e2m1fn": 33,
 }
 _BY_ENUM = {enum: _BY_NAME[name] for name, enum in _ENUMS.items()}
 
@@ -307,6 +328,16 @@ complex64 = _BY_NAME["complex64"]
 complex128 = _BY_NAME["complex128"]
 half = float16
 double = float64
+float8_e5m2 = _BY_NAME["float8_e5m2"]
+float8_e4m3fn = _BY_NAME["float8_e4m3fn"]
+float8_e4m3fnuz = _BY_NAME["float8_e4m3fnuz"]
+float8_e4m3b11fnuz = _BY_NAME["float8_e4m3b11fnuz"]
+float8_e5m2fnuz = _BY_NAME["float8_e5m2fnuz"]
+int4 = _BY_NAME["int4"]
+uint4 = _BY_NAME["uint4"]
+int2 = _BY_NAME["int2"]
+uint2 = _BY_NAME["uint2"]
+float4_e2m1fn = _BY_NAME["float4_e2m1fn"]
 
 
 def as_dtype(type_value: DTypeLike) -> DType:

@@ -31,6 +31,7 @@ from jaxtape._src.core.dtypes import (
     variant,
 )
 from jaxtape._src.ops.math_ops import cast, complex, saturate_cast
+from jaxtape.dtypes import experimental as experimental
 from jaxtape._src import missing as _missing
 
 __getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so
