@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxtape._src.core import context, errors
 from jaxtape._src.core.tensor import Tensor, TensorSpec
+from jaxtape._src.core.type_spec import TypeSpec
 from jaxtape._src.data import optional, ragged_elements, traced_next
 from jaxtape._src.data.iterators import (
     AUTOTUNE,
@@ -920,9 +921,7 @@ class Dataset(_DatasetBase):
         return True
 
     def __repr__(self) -> str:
-        spec = (
-            self._spec if isinstance(self._spec, (TensorSpec, tuple, dict)) else "..."
-        )
+        spec = self._spec if isinstance(self._spec, (TypeSpec, tuple, dict)) else "..."
         return f"<jaxtape.data.Dataset element_spec={spec}>"
 
 
