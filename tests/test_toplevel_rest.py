@@ -641,3 +641,25 @@ def test_experimental_dtypes_match_tensorflow(name, tf):
     np.testing.assert_array_equal(
         x.numpy().astype(np.float32), expected.astype(np.float32)
     )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(allowed_batch_sizes=[4, 2]),
+        dict(allowed_batch_sizes=[2, 3], enable_large_batch_splitting=False),
+    ],
+    ids=["not_increasing", "last_is_not_max"],
+)
+def test_batch_function_checks_batch_sizes_when_called_as_tensorflow(kwargs, tf):
+    texts = []
+    for m in (tf, jaxtape):
+
+        @m.nondifferentiable_batch_function(1, 4, 10, **kwargs)
+        def double(a):
+            return a * 2.0
+
+        with pytest.raises(m.errors.InvalidArgumentError) as info:
+            double(m.constant([[1.0]]))
+        texts.append(str(info.value).split("}} ")[-1].removesuffix(" name: "))
+    assert texts[1] == texts[0]

@@ -13,12 +13,11 @@ import threading
 
 import jax
 
-from jaxtape._src.core import context
+from jaxtape._src.core import errors
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.function.function import function
 from jaxtape._src.ops.nondiff import stop_gradient
 
-_state = context.state
 _section_ids = itertools.count()
 
 
@@ -110,21 +109,9 @@ def nondifferentiable_batch_function(
     Differences from TensorFlow:
       No cross-thread batching: concurrent callers each run their own call.
     """
-    if allowed_batch_sizes is not None:
-        sizes = [int(s) for s in allowed_batch_sizes]
-        if sizes != sorted(set(sizes)):
-            raise ValueError(
-                "allowed_batch_sizes entries must be monotonically increasing."
-            )
-        if (
-            enable_large_batch_splitting is False
-            and sizes
-            and sizes[-1] != max_batch_size
-        ):
-            raise ValueError(
-                "final entry in allowed_batch_sizes must equal max_batch_size when "
-                "enable_large_batch_splitting is False."
-            )
+    problem = _batch_sizes_problem(
+        allowed_batch_sizes, max_batch_size, enable_large_batch_splitting
+    )
     del num_batch_threads, batch_timeout_micros, max_enqueued_batches
 
     def decorator(fn):
@@ -132,6 +119,8 @@ def nondifferentiable_batch_function(
 
         @functools.wraps(fn)
         def batched(*args):
+            if problem:  # (TF's kernel checks its attributes when it runs)
+                raise errors.invalid_argument(problem, "BatchFunction")
             out = compiled(*args)
             return jax.tree.map(
                 lambda t: stop_gradient(t) if isinstance(t, Tensor) else t, out
@@ -140,3 +129,17 @@ def nondifferentiable_batch_function(
         return batched
 
     return decorator
+
+
+def _batch_sizes_problem(allowed, max_batch_size, splitting) -> str | None:
+    if allowed is None:
+        return None
+    sizes = [int(s) for s in allowed]
+    if any(b <= a for a, b in zip(sizes, sizes[1:])):
+        return "allowed_batch_sizes entries must be monotonically increasing"
+    if not splitting and sizes and sizes[-1] != int(max_batch_size):
+        return (
+            "final entry in allowed_batch_sizes must equal max_batch_size when "
+            "enable_large_batch_splitting is False"
+        )
+    return None

@@ -23,7 +23,7 @@ import jax.core
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import checks, context, deferred, dispatch, errors
+from jaxtape._src.core import checks, context, deferred, dispatch, dtypes, errors
 from jaxtape._src.core.device import device_name
 from jaxtape._src.core.tensor import Tensor, device_string
 
@@ -111,7 +111,7 @@ def _check_outputs(op: str, inputs: list, out) -> None:
 
 def _header(op, slot, n_outputs, value, eager) -> str:
     where = "eagerly-executing" if eager else "graph"
-    dtype = str(Tensor(jnp.zeros((), value.dtype)).dtype)
+    dtype = str(dtypes.of_array(np.dtype(value.dtype)))
     return (
         f'\n\n!!! Detected Infinity or NaN in output {slot} of {where} op "{op}" '
         f"(# of outputs: {n_outputs}) !!!\n  dtype: {dtype}\n"
