@@ -19,6 +19,7 @@ from jaxtape._src.optimizers.optimizers import (
     OPTIMIZERS,
     Optimizer,
     _grad_value,
+    _Slices,
 )
 from jaxtape._src.state.module import name_scope
 from jaxtape._src.state.scope import creating_state
@@ -172,9 +173,17 @@ class LossScaleOptimizer(Optimizer):
         step_counter = cast("Variable", self.step_counter)  # (built above)
         dynamic_scale = cast("Variable", self.dynamic_scale)
         grads = [_grad_value(g) for g, _ in kept]
-        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads]))
+        # Keras: an IndexedSlices gradient is finite when its values are, and
+        # unscaling divides its values (it stays IndexedSlices).
+        values = [g.values if isinstance(g, _Slices) else g for g in grads]
+        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in values]))
         scale = dynamic_scale._read_raw()
-        unscaled = [g / scale.astype(g.dtype) for g in grads]
+        unscaled = [
+            _Slices(g.values / scale.astype(g.values.dtype), g.indices)
+            if isinstance(g, _Slices)
+            else g / scale.astype(g.dtype)
+            for g in grads
+        ]
         # Run the inner step, then keep its results only where all gradients
         # were finite (Keras skips the step: variables, slots and iterations).
         state = variables + self.inner_optimizer.variables

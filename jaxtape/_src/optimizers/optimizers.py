@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -25,6 +26,7 @@ from jaxtape._src.core import context, errors, registry
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import math_ops
+from jaxtape._src.ops.misc_ops import IndexedSlices
 from jaxtape._src.optimizers import schedules
 from jaxtape._src.optimizers.schedules import LearningRateSchedule
 from jaxtape._src.state import trackable
@@ -60,10 +62,11 @@ def scale_by_keras_adam(b1=0.9, b2=0.999, eps=1e-7, amsgrad=False):
         nu_max = zeros() if amsgrad else ()  # no dead state without AMSGrad
         return _AdamState(jnp.zeros([], jnp.int32), zeros(), zeros(), nu_max)
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         count = state.count + 1
+        squares = _squares(updates, extra_args)
         mu = jax.tree.map(lambda m, g: m + (g - m) * (1 - b1), state.mu, updates)
-        nu = jax.tree.map(lambda v, g: v + (g * g - v) * (1 - b2), state.nu, updates)
+        nu = jax.tree.map(lambda v, g2: v + (g2 - v) * (1 - b2), state.nu, squares)
         nu_max = jax.tree.map(jnp.maximum, state.nu_max, nu) if amsgrad else ()
         t = count.astype(jnp.float32)
         scale = jnp.sqrt(1 - jnp.power(b2, t)) / (1 - jnp.power(b1, t))
@@ -73,7 +76,14 @@ def scale_by_keras_adam(b1=0.9, b2=0.999, eps=1e-7, amsgrad=False):
         )
         return out, _AdamState(count, mu, nu, nu_max)
 
-    return optax.GradientTransformation(init, update)
+    return optax.GradientTransformationExtraArgs(init, update)
+
+
+def _squares(updates, extra_args):
+    """Keras's square of the gradient: per slice for an `IndexedSlices` one,
+    summed into rows (`squares`, given by the step), else `g * g`."""
+    squares = extra_args.get("squares")
+    return jax.tree.map(lambda g: g * g, updates) if squares is None else squares
 
 
 _uids: dict[str, int] = {}
@@ -109,7 +119,7 @@ def scale_by_keras_nadam(b1=0.9, b2=0.999, eps=1e-7):
             jax.tree.map(jnp.zeros_like, params),
         )
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         count = state.count + 1
         t = count.astype(jnp.float32)
         u_t = b1 * (1.0 - 0.5 * jnp.power(0.96, t))
@@ -117,7 +127,8 @@ def scale_by_keras_nadam(b1=0.9, b2=0.999, eps=1e-7):
         u_prod = state.u_product * u_t
         u_prod1 = u_prod * u_t1
         mu = jax.tree.map(lambda m, g: m + (g - m) * (1 - b1), state.mu, updates)
-        nu = jax.tree.map(lambda v, g: v + (g * g - v) * (1 - b2), state.nu, updates)
+        squares = _squares(updates, extra_args)
+        nu = jax.tree.map(lambda v, g2: v + (g2 - v) * (1 - b2), state.nu, squares)
         b2_pow = jnp.power(b2, t)
 
         def direction(m, v, g):
@@ -127,20 +138,7 @@ def scale_by_keras_nadam(b1=0.9, b2=0.999, eps=1e-7):
         out = jax.tree.map(direction, mu, nu, updates)
         return out, _NadamState(count, u_prod, mu, nu)
 
-    return optax.GradientTransformation(init, update)
-
-
-def _clip_each_by_norm(max_norm):
-    """Keras's `clipnorm`: each gradient scaled to an L2 norm of at most max_norm."""
-
-    def update(updates, state, params=None):
-        def clip(g):
-            n = jnp.sqrt(jnp.sum(g * g))
-            return g * (max_norm / jnp.maximum(n, max_norm)).astype(g.dtype)
-
-        return jax.tree.map(clip, updates), state
-
-    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)
+    return optax.GradientTransformationExtraArgs(init, update)
 
 
 def scale_by_keras_rmsprop(rho=0.9, momentum=0.0, eps=1e-7, centered=False):
@@ -160,7 +158,7 @@ def scale_by_keras_rmsprop(rho=0.9, momentum=0.0, eps=1e-7, centered=False):
     def update(updates, state, params=None, **extra_args):
         learning_rate = extra_args["learning_rate"]  # (optax's extra-args protocol)
         g = updates
-        velocity = rho * state.velocity + (1 - rho) * g * g
+        velocity = rho * state.velocity + (1 - rho) * _squares(g, extra_args)
         average = state.average_gradient
         if centered:
             average = rho * average + (1 - rho) * g
@@ -221,10 +219,11 @@ def scale_by_keras_lamb(b1=0.9, b2=0.999, eps=1e-7):
             jnp.zeros([], jnp.int32), zeros, jax.tree.map(jnp.copy, zeros)
         )
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         count = state.count + 1
+        squares = _squares(updates, extra_args)
         mu = jax.tree.map(lambda m, g: m + (g - m) * (1 - b1), state.mu, updates)
-        nu = jax.tree.map(lambda v, g: v + (g * g - v) * (1 - b2), state.nu, updates)
+        nu = jax.tree.map(lambda v, g2: v + (g2 - v) * (1 - b2), state.nu, squares)
 
         def direction(m, v, p):
             t = count.astype(p.dtype)
@@ -239,7 +238,7 @@ def scale_by_keras_lamb(b1=0.9, b2=0.999, eps=1e-7):
         out = jax.tree.map(direction, mu, nu, params)
         return out, _LambState(count, mu, nu)
 
-    return optax.GradientTransformation(init, update)
+    return optax.GradientTransformationExtraArgs(init, update)
 
 
 class _FtrlState(NamedTuple):
@@ -269,9 +268,9 @@ def keras_ftrl(
         lr = extra_args["learning_rate"]
         power = -learning_rate_power
 
-        def one(g, p, accum, linear):
+        def one(g, g2, p, accum, linear):
             l2_reg = l2 + beta / (2.0 * lr)
-            new_accum = accum + g * g
+            new_accum = accum + g2
             linear = linear + (
                 g
                 + 2 * l2_shrinkage * p
@@ -281,7 +280,10 @@ def keras_ftrl(
             new_p = (jnp.clip(linear, -l1, l1) - linear) / quadratic
             return new_p - p, new_accum, linear
 
-        out = jax.tree.map(one, updates, params, state.accumulator, state.linear)
+        squares = _squares(updates, extra_args)
+        out = jax.tree.map(
+            one, updates, squares, params, state.accumulator, state.linear
+        )
         delta, accum, linear = (
             jax.tree.map(
                 lambda t, i=i: t[i], out, is_leaf=lambda t: isinstance(t, tuple)
@@ -329,11 +331,13 @@ def keras_adafactor(
         lr = extra_args["learning_rate"]
         count = state.count + 1
 
-        def one(g, p, r, c, v):
+        squares = extra_args.get("squares")  # (an IndexedSlices gradient's)
+
+        def one(g, p, r, c, v, sq):
             step = count.astype(p.dtype)
             rho = jnp.minimum(lr, 1 / jnp.sqrt(step))
             alpha = jnp.maximum(epsilon_2, _rms(p)) * rho
-            g2 = g * g + epsilon_1
+            g2 = (g * g if squares is None else sq) + epsilon_1
             beta_2 = 1 - jnp.power(step, beta_2_decay)
             if p.ndim >= 2:
                 r = beta_2 * r + (1 - beta_2) * jnp.mean(g2, axis=-1)
@@ -344,10 +348,13 @@ def keras_adafactor(
             else:
                 v = beta_2 * v + (1 - beta_2) * g2
             u = g / jnp.sqrt(v)
-            u = u / jnp.maximum(1.0, _rms(u) / clip_threshold)
+            # Keras's rms of an IndexedSlices `u` squares it slice by slice.
+            rms = _rms(u) if squares is None else jnp.sqrt(jnp.mean(sq / v))
+            u = u / jnp.maximum(1.0, rms / clip_threshold)
             return -alpha * u, r, c, v
 
-        out = jax.tree.map(one, updates, params, state.r, state.c, state.v)
+        sq = updates if squares is None else squares
+        out = jax.tree.map(one, updates, params, state.r, state.c, state.v, sq)
         parts = [
             jax.tree.map(
                 lambda t, i=i: t[i], out, is_leaf=lambda t: isinstance(t, tuple)
@@ -365,6 +372,103 @@ def _int0():
 
 def _rms(x):
     return jnp.sqrt(jnp.mean(x * x))
+
+
+class _AdagradState(NamedTuple):
+    accumulator: optax.Updates
+
+
+def scale_by_keras_adagrad(initial_accumulator_value=0.1, eps=1e-7):
+    """Keras's Adagrad direction `g / sqrt(acc + eps)` after `acc += g^2`
+    (squared slice by slice for an `IndexedSlices` gradient, as Keras)."""
+
+    def init(params):
+        fill = initial_accumulator_value
+        return _AdagradState(jax.tree.map(lambda p: jnp.full_like(p, fill), params))
+
+    def update(updates, state, params=None, **extra_args):
+        acc = jax.tree.map(jnp.add, state.accumulator, _squares(updates, extra_args))
+        out = jax.tree.map(lambda g, a: g / jnp.sqrt(a + eps), updates, acc)
+        return out, _AdagradState(acc)
+
+    return optax.GradientTransformationExtraArgs(init, update)
+
+
+class _AdadeltaState(NamedTuple):
+    accumulated_grad: optax.Updates
+    accumulated_delta_var: optax.Updates
+
+
+def scale_by_keras_adadelta(rho=0.95, eps=1e-7):
+    """Keras's Adadelta direction `sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g`.
+
+    For an `IndexedSlices` gradient Keras squares the gradient and the step
+    slice by slice (`squares`): both running averages see the summed squares.
+    """
+
+    def init(params):
+        return _AdadeltaState(
+            jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)
+        )
+
+    def update(updates, state, params=None, **extra_args):
+        squares = extra_args.get("squares")
+        sq = updates if squares is None else squares
+
+        def one(g, g2, e_g, e_x):
+            e_g = rho * e_g + (1 - rho) * (g * g if squares is None else g2)
+            ratio = jnp.sqrt(e_x + eps) / jnp.sqrt(e_g + eps)
+            delta = ratio * g
+            delta2 = delta * delta if squares is None else ratio * ratio * g2
+            return delta, e_g, rho * e_x + (1 - rho) * delta2
+
+        out = jax.tree.map(
+            one, updates, sq, state.accumulated_grad, state.accumulated_delta_var
+        )
+        parts = [
+            jax.tree.map(
+                lambda t, i=i: t[i], out, is_leaf=lambda t: isinstance(t, tuple)
+            )
+            for i in range(3)
+        ]
+        return parts[0], _AdadeltaState(parts[1], parts[2])
+
+    return optax.GradientTransformationExtraArgs(init, update)
+
+
+class _AdamaxState(NamedTuple):
+    count: jax.Array  # pyright: ignore[reportIncompatibleMethodOverride]  # (as Adam)
+    mu: optax.Updates
+    nu: optax.Updates
+
+
+def scale_by_keras_adamax(b1=0.9, b2=0.999, eps=1e-7):
+    """Keras's Adamax direction `m / ((1 - b1^t) * (u + eps))`, `u = max(b2 *
+    u, |g|)` (for an `IndexedSlices` gradient, Keras's `|g|` is the sum of
+    its slices' absolute values, `abs_sums`)."""
+
+    def init(params):
+        return _AdamaxState(
+            jnp.zeros([], jnp.int32),
+            jax.tree.map(jnp.zeros_like, params),
+            jax.tree.map(jnp.zeros_like, params),
+        )
+
+    def update(updates, state, params=None, **extra_args):
+        count = state.count + 1
+        abs_sums = extra_args.get("abs_sums")
+        if abs_sums is None:
+            abs_sums = jax.tree.map(jnp.abs, updates)
+        mu = jax.tree.map(lambda m, g: m + (g - m) * (1 - b1), state.mu, updates)
+        nu = jax.tree.map(lambda u, a: jnp.maximum(b2 * u, a), state.nu, abs_sums)
+
+        def direction(m, u):
+            power = jnp.power(jnp.asarray(b1, m.dtype), count.astype(m.dtype))
+            return m / ((1 - power) * (u + eps))
+
+        return jax.tree.map(direction, mu, nu), _AdamaxState(count, mu, nu)
+
+    return optax.GradientTransformationExtraArgs(init, update)
 
 
 # -- the optimizer base -----------------------------------------------------------
@@ -494,13 +598,14 @@ class Optimizer:
     def _transform(self) -> optax.GradientTransformation:
         raise NotImplementedError
 
-    def _clipping(self):
+    def _clipping(self) -> tuple[str, float] | None:
+        """Keras's clipping option: `(kind, limit)`, or None."""
         if self.clipnorm is not None:
-            return _clip_each_by_norm(float(self.clipnorm))
+            return ("norm", float(self.clipnorm))
         if self.global_clipnorm is not None:
-            return optax.clip_by_global_norm(float(self.global_clipnorm))
+            return ("global_norm", float(self.global_clipnorm))
         if self.clipvalue is not None:
-            return optax.clip(float(self.clipvalue))
+            return ("value", float(self.clipvalue))
         return None
 
     @property
@@ -713,8 +818,9 @@ class Optimizer:
         return pattern is None or pattern.search(var.name) is None
 
     def _make_step(self):
-        tx = self._transform()
-        # (`tx.update` takes `learning_rate=` too in the "arg" mode)
+        # Every transform takes extra arguments: `learning_rate=` in the "arg"
+        # mode, and `squares=`/`abs_sums=` for an IndexedSlices gradient.
+        tx = optax.with_extra_args_support(self._transform())
         tx_update: Callable[..., tuple[Any, Any]] = tx.update
         clip = self._clipping()
         schedule = self._schedule
@@ -726,24 +832,27 @@ class Optimizer:
         def update(params, grads, states, treedefs, decays, lr, count):
             """Clipping, weight decay and the transform: new params and states."""
             if clip is not None:
-                clipped, _ = clip.update(list(grads), clip.init(grads))
-                grads = cast("list[jax.Array]", clipped)  # (a list stays a list)
+                grads = _clip_gradients(grads, [p.shape for p in params], *clip)
             new_params, new_states = [], []
             for p, g, leaves, treedef, decay in zip(
                 params, grads, states, treedefs, decays
             ):
-                g = g.astype(p.dtype)
+                extra = {}
+                if isinstance(g, _Slices):  # Keras's per-slice squares, |g|
+                    extra["squares"] = _summed(g.values * g.values, g.indices, p)
+                    extra["abs_sums"] = _summed(jnp.abs(g.values), g.indices, p)
+                    g = _summed(g.values, g.indices, p)
                 lr_p = jnp.asarray(lr, p.dtype)
                 if decay:  # (True: `weight_decay`; a float: this variable's own)
                     rate = wd if decay is True else decay
                     p = p - p * jnp.asarray(rate, p.dtype) * lr_p
                 state = _set_count(jax.tree.unflatten(treedef, leaves), count)
                 if lr_mode == "inside":
-                    delta, state = tx_update(-lr_p * g, state, p)
+                    delta, state = tx_update(-lr_p * g, state, p, **extra)
                 elif lr_mode == "arg":
-                    delta, state = tx_update(g, state, p, learning_rate=lr_p)
+                    delta, state = tx_update(g, state, p, learning_rate=lr_p, **extra)
                 else:
-                    direction, state = tx_update(g, state, p)
+                    direction, state = tx_update(g, state, p, **extra)
                     delta = -lr_p * direction
                 new_params.append((p + delta).astype(p.dtype))
                 new_states.append(jax.tree.leaves(_set_count(state, None)))
@@ -754,9 +863,11 @@ class Optimizer:
             # the number of applied updates: one shared counter (no
             # per-variable slot) stands in for each optax state's `count`.
             lr = schedule._at(iteration) if schedule is not None else lr_value
-            grads = [g.astype(p.dtype) for p, g in zip(params, grads)]
-            if scale is not None:
-                grads = [g / jnp.asarray(scale, g.dtype) for g in grads]
+            grads = [_cast(g, p.dtype) for p, g in zip(params, grads)]
+            if scale is not None:  # (IndexedSlices refused in `_apply`, as Keras)
+                grads = [_unscaled(g, scale) for g in grads]
+            if accumulate:  # Keras adds IndexedSlices to its dense accumulators
+                grads = [_dense(g, p) for p, g in zip(params, grads)]
             if not accumulate:
                 count = iteration.astype(jnp.int32)
                 new_params, new_states = update(
@@ -828,16 +939,23 @@ class Optimizer:
             self._step_fn = self._make_step()
         params = [v._read_raw() for v in variables]
         grads = [_grad_value(g) for g, _ in kept]
-        for v, p, g in zip(variables, params, grads):
-            if g.shape != p.shape:
+        for (given, v), p, g in zip(kept, params, grads):
+            shape = _grad_shape(given, g, p)
+            if shape != p.shape:
                 raise errors.InvalidArgumentError(
                     None,
                     None,
                     f"Cannot update variable {v.name!r} with shape {list(p.shape)} "
-                    f"using a gradient with shape {list(g.shape)}, shapes must be "
+                    f"using a gradient with shape {list(shape)}, shapes must be "
                     "equal. Check that each gradient is paired with its own "
                     "variable: `zip(grads, model.trainable_variables)`.",
                 )
+            if isinstance(g, _Slices):
+                _check_rows(g.indices, p.shape[0])
+                if self.loss_scale_factor is not None:  # Keras's `g / scale`
+                    raise TypeError(
+                        "unsupported operand type(s) for /: 'IndexedSlices' and 'float'"
+                    )
         slots = [self._slots[id(v)] for v in variables]
         states = [[s._read_raw() for s in slot_vars] for _, _, slot_vars in slots]
         accs = [self._accumulators[id(v)] for v in variables if self._accumulators]
@@ -998,15 +1116,103 @@ def _set_count(state, count):
     return state
 
 
+class _Slices(NamedTuple):
+    """An `IndexedSlices` gradient in the jitted step: its rows and their
+    indices (the dense shape is the variable's)."""
+
+    values: jax.Array
+    indices: jax.Array
+
+
 def _grad_value(g):
+    """A gradient as the step takes it: an array, or `_Slices`."""
     if type(g) is Tensor:
         return g._value
     if isinstance(g, Variable):
         return g._read_raw()
-    to_dense = getattr(g, "to_dense", None)
-    if to_dense is not None:  # IndexedSlices
-        return to_dense()._value
+    if isinstance(g, _Slices):
+        return g
+    if isinstance(g, IndexedSlices):
+        indices = to_value(g.indices)
+        if indices.dtype != np.int32:
+            indices = indices.astype(np.int32)
+        return _Slices(to_value(g.values), indices)
     return jnp.asarray(to_value(g))
+
+
+def _grad_shape(given, g, p) -> tuple:
+    """The dense shape of gradient `g` (`given`: as the caller passed it)."""
+    if not isinstance(g, _Slices):
+        return tuple(g.shape)
+    static = getattr(given, "_static", None)
+    if static is not None:
+        return tuple(static)
+    return (p.shape[0], *g.values.shape[1:])
+
+
+def _check_rows(indices, rows) -> None:
+    """TF's error for an IndexedSlices row out of range (eagerly; inside
+    `jaxtape.function` such rows are dropped, as JAX's scatter drops them)."""
+    if isinstance(indices, jax.core.Tracer):
+        return
+    host = np.asarray(indices)
+    bad = np.flatnonzero((host < 0) | (host >= rows))
+    if bad.size:
+        i = int(bad[0])
+        raise errors.InvalidArgumentError(
+            None, None, f"indices[{i}] = {host[i]} is not in [0, {rows})"
+        )
+
+
+def _unscaled(g, scale):
+    return g / jnp.asarray(scale, g.dtype)
+
+
+def _cast(g, dtype):
+    if isinstance(g, _Slices):
+        return _Slices(g.values.astype(dtype), g.indices)
+    return g.astype(dtype)
+
+
+def _summed(values, indices, p):
+    """Rows summed into a zero tensor shaped like `p` (TF's densifying)."""
+    return jnp.zeros(p.shape, values.dtype).at[indices].add(values)
+
+
+def _dense(g, p):
+    return _summed(g.values, g.indices, p) if isinstance(g, _Slices) else g
+
+
+def _clip_gradients(grads, shapes, kind, limit):
+    """Keras's `clipnorm` / `global_clipnorm` / `clipvalue`, with its TF
+    backend's IndexedSlices rules: `clipnorm` and `clipvalue` clip the values
+    (the norm counts repeated rows apart) and keep the slices;
+    `global_clipnorm` counts the values in the norm and densifies them."""
+
+    def clip(x):
+        if kind == "value":
+            return jnp.clip(x, -limit, limit)
+        n = jnp.sqrt(jnp.sum(x * x))
+        return x * (limit / jnp.maximum(n, limit)).astype(x.dtype)
+
+    if kind == "global_norm":
+        parts = [g.values if isinstance(g, _Slices) else g for g in grads]
+        wide = any(x.dtype == jnp.float64 for x in parts)  # (no mixed promotion)
+        dtype = jnp.float64 if wide else jnp.float32
+        norm = jnp.sqrt(
+            jnp.sum(jnp.stack([jnp.sum(x * x).astype(dtype) for x in parts]))
+        )
+        scale = limit * jnp.minimum(1.0 / norm, 1.0 / limit) + (norm - norm)
+        out = []
+        for g, shape in zip(grads, shapes):
+            if isinstance(g, _Slices):
+                g = jnp.zeros(shape, g.values.dtype).at[g.indices].add(g.values)
+            out.append(g * scale.astype(g.dtype))
+        return out
+    return [
+        _Slices(clip(g.values), g.indices) if isinstance(g, _Slices) else clip(g)
+        for g in grads
+    ]
 
 
 # -- the optimizers -----------------------------------------------------------------
@@ -1134,7 +1340,7 @@ class Adagrad(Optimizer):
     _KERAS_SLOTS = (((0, "accumulator"),),)
 
     def _transform(self):
-        return optax.scale_by_rss(self.initial_accumulator_value, self.epsilon)
+        return scale_by_keras_adagrad(self.initial_accumulator_value, self.epsilon)
 
     def _hyper(self):
         return {
@@ -1153,7 +1359,7 @@ class Adadelta(Optimizer):
     _KERAS_SLOTS = (((0, "accumulated_grad"), (1, "accumulated_delta_var")),)
 
     def _transform(self):
-        return optax.scale_by_adadelta(rho=self.rho, eps=self.epsilon)
+        return scale_by_keras_adadelta(self.rho, self.epsilon)
 
     def _hyper(self):
         return {"rho": self.rho, "epsilon": self.epsilon}
@@ -1178,15 +1384,7 @@ class Adamax(_BetaOptimizer):
     _KERAS_SLOTS = (((0, "momentum"), (1, "norm")),)
 
     def _transform(self):
-        # optax raises b1 (a Python float) to its int32 count: JAX's implicit
-        # promotion, which the tests' strict dtype promotion refuses.
-        tx = optax.scale_by_adamax(b1=self.beta_1, b2=self.beta_2, eps=self.epsilon)
-
-        def update(updates, state, params=None):
-            with jax.numpy_dtype_promotion("standard"):
-                return tx.update(updates, state, params)
-
-        return optax.GradientTransformation(tx.init, update)
+        return scale_by_keras_adamax(self.beta_1, self.beta_2, self.epsilon)
 
 
 class Nadam(_BetaOptimizer):
