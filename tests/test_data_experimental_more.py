@@ -70,6 +70,14 @@ PIPELINES = {
         .map(lambda n: m.fill([n, 2], m.cast(n, m.float32)))
         .apply(_E(m).dense_to_sparse_batch(3, [None, 2]))
     ),
+    "dataset_sparse_batch_method": lambda m: (
+        _D(m).range(1, 5).map(lambda n: m.range(n)).sparse_batch(3, [4])
+    ),
+    "dataset_rejection_resample_method": lambda m: (
+        _D(m)
+        .range(4)
+        .rejection_resample(lambda x: m.cast(x % 2, m.int32), [0.5, 0.5], [0.5, 0.5])
+    ),
     "pad_to_cardinality": lambda m: (
         _D(m)
         .from_tensor_slices({"a": [1, 2], "b": [[1.0, 2.0], [3.0, 4.0]]})
@@ -95,7 +103,11 @@ PIPELINES = {
 # After `map` jaxtape reads dense specs off the first element (TF's traced
 # spec has None where shapes vary): those rows compare element specs only
 # where jaxtape knows them without running the map.
-SPEC_FROM_FIRST_ELEMENT = {"rejection_resample_no_change", "parse_example_dataset"}
+SPEC_FROM_FIRST_ELEMENT = {
+    "rejection_resample_no_change",
+    "dataset_rejection_resample_method",
+    "parse_example_dataset",
+}
 
 
 def _norm(element):

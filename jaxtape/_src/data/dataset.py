@@ -831,6 +831,26 @@ class Dataset(_DatasetBase):
 
         return self._derive(make, self._cardinality, self._same_spec())
 
+    def sparse_batch(self, batch_size, row_shape, name=None) -> Dataset:
+        """Batches elements of varying shape into SparseTensors of dense shape
+        `[batch, *row_shape]` (`jaxtape.data.experimental.dense_to_sparse_batch`)."""
+        # cycle: dataset -> experimental_more -> dataset
+        from jaxtape._src.data import experimental_more
+
+        return experimental_more.dense_to_sparse_batch(batch_size, row_shape)(self)
+
+    def rejection_resample(self, class_func, target_dist, initial_dist=None,
+                           seed=None, name=None) -> Dataset:  # fmt: skip
+        """`(class, element)` pairs resampled to the class distribution
+        `target_dist` (see `jaxtape.data.experimental.rejection_resample`)."""
+        # cycle: dataset -> experimental_more -> dataset
+        from jaxtape._src.data import experimental_more
+
+        resample = experimental_more.rejection_resample(
+            class_func, target_dist, initial_dist, seed
+        )
+        return resample(self)
+
     def save(self, path, compression=None, shard_func=None, checkpoint_args=None):
         """Writes the elements to the directory `path` (jaxtape's own format;
         see `jaxtape.data.experimental.save`)."""
