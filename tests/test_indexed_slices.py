@@ -18,9 +18,10 @@ VALUES = _RNG.normal(size=(4, 3)).astype(np.float32)
 INDICES = np.array([1, 1, 3, 1], np.int32)  # row 1 three times: Keras != dense
 
 
-def _slices(m, step=0):
-    values = m.constant(VALUES * (step + 1))
-    return m.IndexedSlices(values, m.constant(INDICES), m.constant([5, 3]))
+def _slices(m, step=0, rank=2):
+    values = VALUES if rank == 2 else VALUES[:, 0]
+    shape = m.constant([5, 3] if rank == 2 else [5])
+    return m.IndexedSlices(m.constant(values * (step + 1)), m.constant(INDICES), shape)
 
 
 # -- optimizers: (name, kwargs, compiled too) -------------------------------------
@@ -54,6 +55,9 @@ ROWS = [
     ("Lamb", {}, False),
     ("Adafactor", {}, True),
     ("LossScaleOptimizer", {}, True),
+    ("ScheduleFreeAdamW", {}, True),
+    ("Muon", {}, False),
+    ("Muon", {"rank": 1}, True),  # (Muon's Adam path)
 ]
 
 
@@ -65,7 +69,11 @@ def _optimizer(m, name, kwargs):
 
 
 def _three_steps(m, name, kwargs, compiled=False):
-    var = m.Variable(W0)
+    kwargs = dict(kwargs)
+    rank = kwargs.pop("rank", 2)
+    # (Keras's Muon needs a Keras Variable; the others take TF's too.)
+    variable = m.keras.Variable if m.__name__ == "tensorflow" else m.Variable
+    var = variable(W0 if rank == 2 else W0[:, 0].copy())
     opt = _optimizer(m, name, kwargs)
 
     def step(grad):
@@ -74,7 +82,7 @@ def _three_steps(m, name, kwargs, compiled=False):
     if compiled:
         step = m.function(step)
     for k in range(3):
-        step(_slices(m, k))
+        step(_slices(m, k, rank))
     return var.numpy(), [np.asarray(v.numpy()) for v in opt.variables]
 
 

@@ -24,7 +24,7 @@ import optax
 
 from jaxtape._src.core import context, registry
 from jaxtape._src.optimizers import optimizers as _base
-from jaxtape._src.optimizers.optimizers import OPTIMIZERS, Optimizer
+from jaxtape._src.optimizers.optimizers import OPTIMIZERS, Optimizer, _squares
 from jaxtape._src.state.scope import creating_state
 
 
@@ -92,7 +92,8 @@ def keras_muon(
                 / (1 - jnp.power(jnp.asarray(beta_1, g.dtype), t))
             )
             m = state.momentum + (g - state.momentum) * (1 - beta_1)
-            v = state.velocity + (g * g - state.velocity) * (1 - beta_2)
+            g2 = _squares(g, extra_args)  # (per slice for IndexedSlices, as Keras)
+            v = state.velocity + (g2 - state.velocity) * (1 - beta_2)
             delta = -(m * alpha) / (jnp.sqrt(v) + eps)
             return delta, _MuonAdamState(state.count + 1, m, v)
         m = state.momentum + (g + state.momentum * (momentum - 1))
@@ -250,7 +251,8 @@ def keras_schedule_free_adamw(b1=0.9, b2=0.999, eps=1e-8, warmup_steps=0):
         t = (state.count + 1).astype(g.dtype)
         if warmup_steps > 0:
             lr = lr * jnp.minimum(t / warmup_steps, 1.0)
-        v = state.velocity + (g * g - state.velocity) * (1 - beta_2)
+        g2 = _squares(g, extra_args)  # (per slice for IndexedSlices, as Keras)
+        v = state.velocity + (g2 - state.velocity) * (1 - beta_2)
         denom = jnp.sqrt(v / (1 - jnp.power(beta_2, t))) + eps
         z_new = z - lr * g / denom
         weight = 1.0 / t
