@@ -496,6 +496,16 @@ class Optimizer:
         variables do not move in between); `iterations` counts applied
         updates (the raw call count // N), as Keras 3.
       name: The optimizer's name (the scope of its variables).
+
+    An `IndexedSlices` gradient (a gathered or embedded Variable's) enters
+    the compiled step as its rows and indices, and gives Keras-on-TF's numbers,
+    which differ from the equal dense gradient's when an index repeats: Keras
+    squares (Adamax: takes `abs` of) the gradient slice by slice and sums the
+    results into rows; `clipnorm`/`clipvalue` clip the values (the norm counts
+    repeated rows apart); `global_clipnorm` counts the values and densifies;
+    gradient accumulation densifies; `loss_scale_factor` refuses it with
+    Keras's TypeError. A row index out of range raises InvalidArgumentError
+    eagerly (inside `jaxtape.function` JAX's scatter drops it).
     """
 
     _LR_MODE = "outside"  # "inside": the transform gets `-lr * grad`, gives the
