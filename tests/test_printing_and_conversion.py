@@ -508,3 +508,18 @@ def test_python_numbers_keep_the_tensors_dtype(name, context, dtype, on_variable
     if g is not None:
         assert g.dtype.name == g_tf.dtype.name == dtype
         np.testing.assert_allclose(g.numpy(), g_tf.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("make", ["constant", "Variable"])
+def test_numpy_arrays_are_writable_as_tensorflows(tf, make):
+    """`t.numpy()` and `np.array(t)` give arrays the caller may write to (TF's
+    are writable; JAX's view of a buffer is read-only); writing to them
+    leaves the tensor as it was."""
+    for m in (tf, jaxtape):
+        t = getattr(m, make)([1.0, 2.0])
+        for out in (t.numpy(), np.array(t), np.array(t, dtype=np.float64)):
+            assert out.flags.writeable, (m.__name__, make)
+        if m is jaxtape:
+            a, b = t.numpy(), np.array(t)
+            a[0], b[1] = 5.0, 7.0
+            np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])

@@ -403,19 +403,24 @@ class Tensor(TensorOperators):
     # -- conversion ---------------------------------------------------------
     @_eager_only
     def numpy(self) -> Any:
-        """The value as a NumPy array (a NumPy scalar for rank 0), like TF."""
+        """The value as a NumPy array (a NumPy scalar for rank 0), like TF:
+        an array of its own, which the caller may write to."""
         value = self._value
         if isinstance(value, jax.core.Tracer):
             if errors.is_escaped(value):
                 raise errors.EscapedTensorError(errors.ESCAPED)
         if context.state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
-        out = np.asarray(value)
+        out = np.array(value)  # (JAX's own view of the buffer is read-only)
         return out[()] if out.ndim == 0 else out
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # NumPy's protocol: `np.array(t)` asks for a copy (writable, as TF's
+        # is), `np.asarray(t)` takes a read-only view of the buffer.
         if context.state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
+        if copy:
+            return np.array(self._value, dtype=dtype)
         out = np.asarray(self._value)
         return out if dtype is None else out.astype(dtype, copy=False)
 

@@ -255,12 +255,14 @@ class Variable(TensorOperators, metaclass=_VariableMeta):
         """
         if _state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
-        out = np.asarray(self._read_raw())
+        out = np.array(self._read_raw())  # (a copy of its own: writable, as TF's)
         return out[()] if out.ndim == 0 else out
 
     def __array__(self, dtype=None, copy=None):
         if _state.tapes and context.hooks.numpy_escape is not None:
             context.hooks.numpy_escape(self)
+        if copy:  # `np.array(v)`: writable, as TF's
+            return np.array(self._read_raw(), dtype=dtype)
         out = np.asarray(self._read_raw())
         return out if dtype is None else out.astype(dtype, copy=False)
 
