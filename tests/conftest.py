@@ -68,3 +68,16 @@ def pytest_collection_modifyitems(config, items):
             "test ids with memory addresses (give these parameters ids=): "
             + ", ".join(unstable[:5])
         )
+
+
+@pytest.fixture(autouse=True)
+def _global_seed_does_not_leak():
+    """A test that sets jaxtape's global seed (`set_seed`,
+    `keras.utils.set_random_seed`) leaves it unset for the next one, so no
+    test runs seeded or unseeded by the order xdist gives the files. (The
+    reset runs only after such a test: it costs ~16 ms.)"""
+    yield
+    from jaxtape._src.state import random_ops  # (imported by the tests anyway)
+
+    if random_ops._seeds.global_seed is not None:
+        random_ops.set_seed(None)
