@@ -171,11 +171,16 @@ def test_shuffle_follows_the_global_seed():
 
 
 def test_cache_runs_the_pipeline_once():
+    # `map` traces its function (as TF): the per-element side effect is a
+    # `py_function`, as it would be under TF.
     calls = []
 
-    def record(v):
+    def count(v):
         calls.append(int(v))
         return v
+
+    def record(v):
+        return tf.py_function(count, [v], tf.int64)
 
     ds = Dataset.range(4).map(record).cache()
     assert [int(v) for v in ds] == [0, 1, 2, 3]
@@ -186,9 +191,12 @@ def test_cache_runs_the_pipeline_once():
 def test_prefetch_runs_ahead_on_a_thread_and_puts_on_device():
     produced = []
 
-    def produce(v):
+    def count(v):
         produced.append((int(v), threading.get_ident()))
         return v
+
+    def produce(v):  # (the side effect per element: a py_function, as in TF)
+        return tf.py_function(count, [v], tf.int64)
 
     ds = Dataset.range(10).map(produce).prefetch(3)
     it = iter(ds)

@@ -284,9 +284,12 @@ def test_save_shards_and_reader_func(tmp_path):
 def test_snapshot_computes_once_then_reads_back(tmp_path):
     calls = []
 
-    def record(x):
+    def count(x):
         calls.append(int(x))
-        return x * 2
+        return x
+
+    def record(x):  # (the side effect per element: a py_function, as in TF)
+        return jaxtape.py_function(count, [x], jaxtape.int64) * 2
 
     path = str(tmp_path / "snap")
     ds = jaxtape.data.Dataset.range(4).map(record).snapshot(path)

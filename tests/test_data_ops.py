@@ -493,9 +493,12 @@ def test_parallel_interleave_reads_inputs_on_pool_threads():
 def test_cache_to_a_file_is_read_by_later_datasets(tmp_path):
     calls = []
 
-    def record(x):
+    def count(x):
         calls.append(int(x))
-        return x * 2
+        return x
+
+    def record(x):  # (the side effect per element: a py_function, as in TF)
+        return jaxtape.py_function(count, [x], jaxtape.int64) * 2
 
     path = str(tmp_path / "cache")
     ds = jaxtape.data.Dataset.range(3).map(record).cache(path)

@@ -344,7 +344,7 @@ class Dataset(_DatasetBase):
         for `AUTOTUNE`) are mapped at once on threads; order is kept.
         """
         source = self._make
-        call = _UserFunction(map_func, "map")
+        call = _UserFunction(map_func, "map", traced=True)
         workers = _workers(num_parallel_calls)
 
         def make():
@@ -357,7 +357,7 @@ class Dataset(_DatasetBase):
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
         """Keeps the elements for which `predicate` returns True."""
         source = self._make
-        call = _UserFunction(predicate, "filter")
+        call = _UserFunction(predicate, "filter", traced=True)
 
         def make():
             return _FilterIterator(source(), call)

@@ -16,10 +16,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxtape._src.core import errors
+from jaxtape._src.core import dtypes, errors
+from jaxtape._src.core.tensor import Tensor, tree_flatten
 from jaxtape._src.data.structure import _kept, _map_structure, _to_tensor
+from jaxtape._src.function.function import Function
 
 AUTOTUNE = -1
+_EAGER = object()  # (`_UserFunction`: the compiled call was not taken)
+_VALUES = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, type(None))
 
 
 def _workers(num_parallel_calls) -> int:
@@ -34,9 +38,21 @@ def _workers(num_parallel_calls) -> int:
 
 
 class _UserFunction:
-    """Calls a user's `map`/`filter` function on Tensors; its errors name it."""
+    """Calls a user's `map`/`filter` function on Tensors; its errors name it.
 
-    def __init__(self, fn, method: str):
+    With `traced`, the function runs as a `jaxtape.function` (TF traces
+    `map`/`filter` functions into a graph): traced once per element shape
+    and dtype (Python side effects run then, as in TF), then one compiled
+    call per element. It runs eagerly per element instead when it cannot be
+    traced (string, ragged or sparse elements, NumPy calls, host-only ops:
+    the first element that fails to trace, or whose eager run then
+    succeeds, switches the dataset to eager calls) or when elements come in
+    more than `_MAX_SHAPES` shapes (one XLA compile each).
+    """
+
+    _MAX_SHAPES = 8
+
+    def __init__(self, fn, method: str, traced: bool = False):
         if not callable(fn):
             raise TypeError(f"Dataset.{method} expects a callable, got {fn!r}.")
         self.fn = fn
@@ -46,9 +62,58 @@ class _UserFunction:
         self.where = (
             f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
         )
+        self.compiled = None
+        if traced:
+            self.compiled = fn if isinstance(fn, Function) else Function(fn)
+        self._shapes: set = set()  # element signatures traced so far
+        self._lock = threading.Lock()  # (parallel map: one thread traces)
 
     def __call__(self, element, index: int) -> Any:
         args = _map_structure(_to_tensor, element)
+        if self.compiled is not None:
+            out = self._call_compiled(args)
+            if out is not _EAGER:
+                return _map_structure(_kept, out)
+        out = self._call_eagerly(args, index)
+        self.compiled = None  # (it could not be traced: eager from now on)
+        return out
+
+    def _call_compiled(self, args):
+        leaves = tree_flatten(args)[0]
+        if not all(type(t) is Tensor and t.dtype != dtypes.string for t in leaves):
+            return _EAGER  # (strings, composites: host values)
+        key = tuple((t.shape, t.dtype) for t in leaves)
+        if key in self._shapes:
+            return self._run_compiled(args)
+        with self._lock:
+            if key not in self._shapes:
+                if len(self._shapes) >= self._MAX_SHAPES:
+                    self.compiled = None  # (a compile per shape: eager is faster)
+                    return _EAGER
+                out = self._run_compiled(args)
+                if out is not _EAGER:
+                    self._shapes.add(key)
+                return out
+        return self._run_compiled(args)
+
+    def _run_compiled(self, args):
+        compiled = self.compiled
+        if compiled is None:
+            return _EAGER
+        try:
+            if isinstance(args, tuple) and not hasattr(args, "_fields"):
+                out = compiled(*args)
+            else:
+                out = compiled(args)
+        except Exception:  # noqa: BLE001 - the eager call decides: same error, or none
+            return _EAGER
+        if not all(
+            type(x) is Tensor or isinstance(x, _VALUES) for x in tree_flatten(out)[0]
+        ):
+            return _EAGER  # (a Python object made while tracing: no element)
+        return out
+
+    def _call_eagerly(self, args, index: int) -> Any:
         try:
             if isinstance(args, tuple) and not hasattr(args, "_fields"):
                 out = self.fn(*args)
