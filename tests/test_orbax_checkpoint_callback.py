@@ -185,7 +185,9 @@ import jaxtape as jt
 from orbax.checkpoint._src.path import atomicity
 
 keras = jt.keras
-model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="d")])
+model = keras.Sequential(
+    [keras.Input((3,)), keras.layers.Dense(2, name="d")], name="net"
+)
 model.compile("sgd", "mse")
 callback = keras.callbacks.OrbaxCheckpoint(sys.argv[1], save_on_background=False)
 callback.set_model(model)
@@ -212,8 +214,8 @@ def test_a_killed_save_leaves_the_previous_checkpoint_loadable(tmp_path):
     assert run.returncode == -signal.SIGKILL, run.stderr[-2000:]
     assert "1.orbax-checkpoint-tmp" in os.listdir(directory)  # killed mid-save
     assert _steps(directory) == [0]  # step 0 kept: max_to_keep=1 never ran
-    model = jt.keras.Sequential(
-        [jt.keras.Input((3,)), jt.keras.layers.Dense(2, name="d")]
+    model = jt.keras.Sequential(  # (named: weights are matched by path)
+        [jt.keras.Input((3,)), jt.keras.layers.Dense(2, name="d")], name="net"
     )
     model.compile("sgd", "mse")
     model.load_weights(directory)
