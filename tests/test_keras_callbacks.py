@@ -235,8 +235,3 @@ def test_backup_and_restore_reads_a_tf_keras_backup(tf, tmp_path):
     assert len(history["loss"]) == 2  # epochs 2 and 3
     for a, b in zip(model.get_weights(), theirs.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
-
-
-def test_swap_ema_weights_says_it_is_missing():
-    with pytest.raises(NotImplementedError, match="SwapEMAWeights.* not implemented"):
-        jt.keras.callbacks.SwapEMAWeights()

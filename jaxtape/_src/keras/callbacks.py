@@ -818,17 +818,97 @@ class BackupAndRestore(Callback):
 
 
 class SwapEMAWeights(Callback):
-    """Keras's SwapEMAWeights (evaluate with the optimizer's moving averages
-    of the weights) is not implemented in jaxtape yet; the optimizers'
-    `use_ema` and `finalize_variable_values` are."""
+    """Keras's SwapEMAWeights: the model is evaluated (and, with
+    `swap_on_epoch`, seen by the callbacks after this one at each epoch's
+    end) with the optimizer's moving averages of its weights (`use_ema=True`),
+    its own weights restored afterwards. As Keras on TF, the values are
+    swapped in place by addition and subtraction (`a += b; b = a - b;
+    a -= b`), and `predict` leaves the averages in the model (Keras's
+    `on_predict_end` swaps back only when they are not in it).
+    """
 
     def __init__(self, swap_on_epoch=False):
         super().__init__()
-        raise NotImplementedError(
-            f"SwapEMAWeights(swap_on_epoch={swap_on_epoch}) is not implemented in "
-            "jaxtape yet; an optimizer with `use_ema=True` sets the moving averages "
-            "into the model at the end of `fit` (`finalize_variable_values`)."
-        )
+        self.swap_on_epoch = swap_on_epoch
+        self._ema_weights_in_model = False
+
+    def _ema_optimizers(self) -> list:
+        optimizer: typing.Any = getattr(self.model, "optimizer", None)
+        optimizer = getattr(optimizer, "inner_optimizer", optimizer)  # loss scale
+        inner = getattr(optimizer, "optimizers", None)
+        if inner is not None:
+            if not any(getattr(opt, "use_ema", False) for opt in inner):
+                raise ValueError(
+                    "SwapEMAWeights must be used when at least one inner "
+                    "optimizer has `use_ema=True` set. Received a "
+                    "MultiOptimizer with all inner optimizers having "
+                    "`use_ema=False`."
+                )
+            chosen = [opt for opt in inner if getattr(opt, "use_ema", False)]
+        else:
+            chosen = [optimizer]
+        for opt in chosen:  # (Keras's averages exist once it is built with EMA)
+            if not (getattr(opt, "use_ema", False) and opt._built):
+                raise ValueError(
+                    "SwapEMAWeights must be used when `use_ema=True` is set on "
+                    f"the optimizer. Received: use_ema={opt.use_ema}"
+                )
+        return chosen
+
+    @staticmethod
+    def _pairs(opt) -> list:
+        return [
+            (var, opt._averages[id(var)])
+            for var, _, _ in opt._slots.values()
+            if id(var) in opt._averages
+        ]
+
+    def _swap_variables(self):
+        for opt in self._ema_optimizers():
+            for var, average in self._pairs(opt):
+                var.assign_add(average)
+                average.assign(var - average)
+                var.assign(var - average)
+
+    def _finalize_ema_values(self):
+        for opt in self._ema_optimizers():
+            for var, average in self._pairs(opt):
+                average.assign(var)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.swap_on_epoch and self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.swap_on_epoch and not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+            # `fit` ends with `finalize_variable_values`, which sets the
+            # averages into the model: after the last epoch they hold the
+            # model's (now averaged) values, as Keras.
+            if epoch == self.params["epochs"] - 1:
+                self._finalize_ema_values()
+
+    def on_test_begin(self, logs=None):
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_test_end(self, logs=None):
+        if self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_predict_begin(self, logs=None):
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_predict_end(self, logs=None):
+        if not self._ema_weights_in_model:  # (Keras's condition, as it is)
+            self._swap_variables()
+            self._ema_weights_in_model = False
 
 
 class ProgbarLogger(Callback):
