@@ -12,15 +12,17 @@ import struct
 import zlib
 from collections.abc import Iterator
 
+import google_crc32c
+
 from jaxtape._src.core import errors
 
 COMPRESSIONS = ("", "GZIP", "ZLIB")
 
 
 def _masked_crc32c(data: bytes) -> int:
-    from tensorboardX.record_writer import masked_crc32c  # lazy: tensorboardX ~0.3 s
-
-    return masked_crc32c(data)
+    """TF's masked CRC32C of `data` (the checksum in C: google-crc32c)."""
+    crc = google_crc32c.value(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def frame(record: bytes) -> bytes:
