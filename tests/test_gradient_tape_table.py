@@ -866,6 +866,17 @@ def gathers_of_one_variable_concatenate_in_recording_order(m):
 
 
 @row()
+def second_order_through_an_indexed_slices_gradient(m):
+    w = m.Variable([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    with m.GradientTape() as outer:
+        with m.GradientTape() as inner:
+            z = m.reduce_sum(m.gather(w, [0, 2, 0]) ** 3)
+        g = inner.gradient(z, w)
+        s = m.reduce_sum(m.convert_to_tensor(g) ** 2) + m.norm(g)
+    return outer.gradient(s, w)
+
+
+@row()
 def gather_and_a_dense_read_give_a_dense_gradient(m):
     v = m.Variable([[1.0, 2.0], [3.0, 4.0]])
     with m.GradientTape() as t:

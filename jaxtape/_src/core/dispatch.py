@@ -193,7 +193,7 @@ def register_conversion(base_types: tuple, fn: Callable, priority: int) -> None:
     _conversions.sort(key=lambda c: c[:2])
 
 
-def _registered_conversion(x, dtype):
+def registered_conversion(x, dtype):
     """`x` converted by the first registered function that takes it, or None."""
     tf_dtype = None if dtype is None else dtypes.as_dtype(dtype)
     for _, _, types, fn in _conversions:
@@ -248,7 +248,7 @@ def to_value(x: Any, dtype: Any = None) -> Any:
     kind = _PY_KIND.get(t)
     if kind is None:  # a (nested) list or tuple; anything else is refused
         if _conversions and t is not list and t is not tuple:
-            out = _registered_conversion(x, dtype)
+            out = registered_conversion(x, dtype)
             if out is not None:
                 return to_value(out, dtype)
         if t is TensorShape and None in x:

@@ -11,7 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import context, device, dtypes, errors
-from jaxtape._src.core.dispatch import StringInput, string_tensor, to_value
+from jaxtape._src.core.dispatch import (
+    StringInput,
+    registered_conversion,
+    string_tensor,
+    to_value,
+)
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops.array_ops import _dims, _shape
 
@@ -91,6 +96,11 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
         return read
     if isinstance(value, Tensor):  # a StringTensor
         return string_tensor(value, dtype)
+    # A registered conversion's own Tensor (an IndexedSlices' dense sum): as
+    # TF's, recorded on the tapes, so gradients flow through it.
+    converted = registered_conversion(value, np_dt)
+    if type(converted) is Tensor:
+        return converted
     if (
         np_dt is None
         and dtype_hint is not None

@@ -296,7 +296,7 @@ def _convert_registered(a):
     if type(a) in dispatch._composites and dispatch._composites[type(a)] is (
         _converted_call
     ):
-        out = dispatch._registered_conversion(a, None)
+        out = dispatch.registered_conversion(a, None)
         if out is None:
             raise TypeError(
                 f"No registered conversion function converts {a!r} to a Tensor."
