@@ -912,6 +912,26 @@ def keras_embedding_gradient_is_indexed_slices(m):
 
 
 @row()
+def gather_after_a_cast_is_indexed_slices(m):
+    v = m.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    w = m.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with m.GradientTape() as t:
+        y = m.reduce_sum(m.cast(m.gather(m.cast(v, m.float16), [2, 0]), m.float32))
+        z = m.reduce_sum(m.gather(m.cast(w, m.float16), [1]))
+        z += m.reduce_sum(m.cast(w, m.float16) * 2.0)  # (w: dense)
+        y += m.cast(z, m.float32)
+    return t.gradient(y, [v, w])
+
+
+@row()
+def mixed_precision_embedding_gradient_is_indexed_slices(m):
+    layer = m.keras.layers.Embedding(5, 3, dtype="mixed_float16")
+    with m.GradientTape() as t:
+        y = m.reduce_sum(m.cast(layer(m.constant([[1, 2], [2, 4]])), m.float32))
+    return t.gradient(y, layer.trainable_variables)
+
+
+@row()
 def unconnected_gather_gives_none(m):
     v = m.Variable([[1.0, 2.0], [3.0, 4.0]])
     w = m.Variable(2.0)

@@ -33,6 +33,7 @@ from jaxtape._src.core.tensor import (
     tree_unflatten_like,
 )
 from jaxtape._src.ops.array_ops import broadcast_to, concat, reshape
+from jaxtape._src.ops.math_ops import cast
 from jaxtape._src.ops.misc_ops import IndexedSlices
 from jaxtape._src.state.variable import Variable, live_variables
 
@@ -558,31 +559,48 @@ def _checked_cotangent(i, ct, target):
     return broadcast_to(ct if type(ct) is Tensor else Tensor(value), shape)
 
 
+# Ops an `IndexedSlices` gradient passes through, as TF's (`_CastGrad`, and
+# `Identity`'s): a mixed precision layer's weight is cast, then gathered.
+_PASS_THROUGH = frozenset({"Cast", "Identity"})
+
+
 def _row_gathers(rec, groups, target_refs) -> dict[int, list]:
     """The sources (index -> `[(gathered rows' ref, indices)]`, in recording
     order) that reach the targets only as the first input of row gathers
-    (`gather` on axis 0, `embedding_lookup`, Keras's `Embedding`): TF gives
-    them `IndexedSlices` gradients. A source that also reaches them any
-    other way, or is a target itself, has a dense gradient (TF's sum of the
-    two is dense too)."""
-    gathered = rec.row_gathers
+    (`gather` on axis 0, `embedding_lookup`, Keras's `Embedding`), directly
+    or through a `cast`: TF gives them `IndexedSlices` gradients. A source
+    that also reaches them any other way, or is a target itself, has a dense
+    gradient (TF's sum of the two is dense too)."""
+    gathered, nodes, born = rec.row_gathers, rec.nodes, rec.born
+    through: dict[int, int] = {}  # a cast's output -> its input, when gathered
+    for p in gathered:
+        if p >= 0:
+            k = born[p]
+            if k < len(nodes) and nodes[k][0].name in _PASS_THROUGH:
+                if nodes[k][3] == (p,) and nodes[k][2][0] >= 0:
+                    through[p] = nodes[k][2][0]
     owners: dict[int, list[int]] = {}
     for i, refs in enumerate(groups):
-        if any(r in gathered for r in refs):
+        if any(r in gathered or r in through.values() for r in refs):
             for r in refs:
                 owners.setdefault(r, []).append(i)
     if not owners:
         return {}
+    transparent = set()  # the cast nodes between a source and its gathers
+    for p, r in through.items():
+        if r in owners:
+            owners[p] = owners[r]
+            transparent.add(born[p])
     dense: set[int] = set()
     for t in target_refs:
         dense.update(owners.get(t, ()))
-    nodes, uses = rec.nodes, {}
+    uses: dict[int, list] = {}
     gather_nodes = {k: r for r, ks in gathered.items() for k in ks}
     need = bytearray(len(rec.tensors))  # refs on a path to a target
     for t in target_refs:
         if t is not None:
             need[t] = 1
-    for k in range(len(nodes) - 1, min(rec.born[r] for r in owners) - 1, -1):
+    for k in range(len(nodes) - 1, min(born[r] for r in owners) - 1, -1):
         ins, outs = nodes[k][2], nodes[k][3]
         if not any(o >= 0 and need[o] for o in outs):
             continue
@@ -591,7 +609,7 @@ def _row_gathers(rec, groups, target_refs) -> dict[int, list]:
                 continue
             need[r] = 1
             found = owners.get(r)
-            if found is None:
+            if found is None or k in transparent:
                 continue
             if pos == 0 and gather_nodes.get(k) == r:
                 idx = ins[1]
@@ -611,6 +629,8 @@ def _indexed_slices(source, parts) -> IndexedSlices | None:
     values, indices = [], []
     for ct, idx in parts:
         if ct is not None:
+            if ct.dtype != source.dtype:  # (gathered after a cast: TF's _CastGrad)
+                ct = cast(ct, source.dtype)
             values.append(reshape(ct, (-1, *row)))
             indices.append(reshape(idx, (-1,)))
     if not values:
