@@ -9,8 +9,9 @@ scan's values, the cell's Variables overlaid with the op's weight inputs by
 the state scope (as `custom_gradient` runs user code). So a built-in cell
 and a user's cell take the same path; under a GradientTape the recurrence is
 one node, and under `jaxtape.function` it is one `scan` in the step.
-Dropout masks are drawn once per call, from a key of jaxtape's generator
-(`next_key`), as Keras draws one mask per sequence.
+Dropout masks are drawn once per call, from the layer's seed stream
+(`SeedStream`, Keras's cell SeedGenerator), as Keras draws one mask per
+sequence.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from jaxtape._src.keras import activations, constraints, regularizers, serializa
 from jaxtape._src.keras.layers.base import Layer, _layer_scope
 from jaxtape._src.keras.layers.core import add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
+from jaxtape._src.keras.layers.seed_generator import SeedStream
 from jaxtape._src.ops import array_ops, creation_ops, math_ops
-from jaxtape._src.state.random_ops import next_key
 from jaxtape._src.state.scope import state_scope
 from jaxtape._src.state.variable import Variable
 
@@ -868,6 +869,9 @@ class RNN(Layer):
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.cell = cell
+        # The dropout masks' stream (Keras's cell SeedGenerator: two layers
+        # built with the same seed draw the same masks).
+        self._seed_stream = SeedStream(_seed_of(cell))
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
@@ -999,7 +1003,7 @@ class RNN(Layer):
         if mask is not None:
             values.append(math_ops.cast(mask, dtypes.bool))
         if plan:
-            values.append(jax.random.key_data(next_key(_seed_of(self.cell))))
+            values.append(self._seed_stream.next())
         values += flat
         values += list(loop.variables)
         outs = _rnn(values, loop)

@@ -5,9 +5,11 @@
 `ActivityRegularization`. Random layers act only with `training=True`.
 
 The layer's op samples Keras's Bernoulli mask from a key it is given, so it is
-pure: the key comes from the stateful generator (`next_key`), which
-`jaxtape.function` lifts, so the mask differs from step to step. (`tf.nn.dropout`
-is `state/random_ops.dropout`: TF's uniform-threshold rule, another stream.)
+pure: the key comes from the layer's own stream (`SeedStream`, Keras's
+SeedGenerator: two layers built with the same `seed` draw the same masks;
+without one, the global generator), which `jaxtape.function` lifts, so the
+mask differs from step to step. (`tf.nn.dropout` is `state/random_ops.dropout`:
+TF's uniform-threshold rule, another stream.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from jaxtape._src.keras.layers import arguments
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.core import add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
-from jaxtape._src.state.random_ops import next_key
+from jaxtape._src.keras.layers.seed_generator import SeedStream
 
 __all__ = [
     "ActivityRegularization",
@@ -52,12 +54,13 @@ class Dropout(Layer):
         super().__init__(**kwargs)
         _check_fraction(rate, "rate")
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self._seed_stream = SeedStream(seed)
         self.supports_masking = True  # (Keras's: the mask passes through)
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
             return inputs
-        key = jax.random.key_data(next_key(self.seed))
+        key = self._seed_stream.next()
         shape = None
         if self.noise_shape is not None:
             shape = tuple(
@@ -83,8 +86,8 @@ def _check_fraction(value, name) -> None:
         )
 
 
-def _key_data(seed):
-    return jax.random.key_data(next_key(seed))
+def _key_data(layer):
+    return layer._seed_stream.next()
 
 
 class _SpatialDropout(Dropout):
@@ -106,7 +109,7 @@ class _SpatialDropout(Dropout):
             noise = (shape[0], shape[1], *ones)
         else:
             noise = (shape[0], *ones, shape[-1])
-        return _dropout(inputs, _key_data(self.seed), self.rate, noise)
+        return _dropout(inputs, _key_data(self), self.rate, noise)
 
     def get_config(self):
         # (Keras's: no `trainable`, the dtype's name)
@@ -162,12 +165,13 @@ class GaussianNoise(Layer):
         super().__init__(**kwargs)
         _check_fraction(stddev, "stddev")
         self.stddev, self.seed = stddev, seed
+        self._seed_stream = SeedStream(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or self.stddev == 0:
             return inputs
-        return _gaussian_noise(inputs, _key_data(self.seed), float(self.stddev))
+        return _gaussian_noise(inputs, _key_data(self), float(self.stddev))
 
     def get_config(self):
         return {**super().get_config(), "stddev": self.stddev, "seed": self.seed}
@@ -181,13 +185,14 @@ class GaussianDropout(Layer):
         super().__init__(**kwargs)
         _check_fraction(rate, "rate")
         self.rate, self.seed = rate, seed
+        self._seed_stream = SeedStream(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
             return inputs
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
-        return _gaussian_dropout(inputs, _key_data(self.seed), stddev)
+        return _gaussian_dropout(inputs, _key_data(self), stddev)
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}
@@ -216,6 +221,7 @@ class AlphaDropout(Layer):
         super().__init__(**kwargs)
         _check_fraction(rate, "rate")
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
+        self._seed_stream = SeedStream(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
@@ -226,7 +232,7 @@ class AlphaDropout(Layer):
             shape = tuple(
                 shape[i] if d is None else d for i, d in enumerate(self.noise_shape)
             )
-        return _alpha_dropout(inputs, _key_data(self.seed), float(self.rate), shape)
+        return _alpha_dropout(inputs, _key_data(self), float(self.rate), shape)
 
     def get_config(self):
         return {
