@@ -22,14 +22,14 @@ import errno
 import hashlib
 import os
 import re
-import shutil
-import socket
 import stat
-import uuid
 
 import numpy as np
 
 from jaxtape._src.core import errors
+from jaxtape._src.core.files import HOST as _HOST
+from jaxtape._src.core.files import remove_path as _remove
+from jaxtape._src.core.files import replace_path, temp_name
 
 FORMAT = "jaxtape-checkpoint-2"
 _FORMAT_1 = "jaxtape-checkpoint-1"  # arrays nested by path (read only)
@@ -37,17 +37,11 @@ STATE_FILE = "checkpoint"
 
 
 # -- temporary names and what killed writers leave behind -----------------------------
-_HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:6]
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _LEFTOVER = re.compile(
     r"(?P<target>.+)\.(?P<kind>partial|old|deleting)-(?P<host>[0-9a-f]{6})-"
     r"(?P<pid>\d+)-[0-9a-f]{8}(?:\..*)?"
 )
-
-
-def temp_name(path: str, kind: str = "partial") -> str:
-    """A name beside `path` for a file this process writes (or drops) there."""
-    return f"{path}.{kind}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
 def _process_start(pid: int) -> float | None:
@@ -87,16 +81,6 @@ def _abandoned(match: re.Match, path: str) -> bool:
     started = _process_start(int(match["pid"]))
     # Older than the process now holding that pid: written by an earlier one.
     return started is None or modified < started - 1.0
-
-
-def _remove(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
 
 
 def remove_leftovers(directory: str, target: str) -> None:
@@ -300,13 +284,7 @@ def write(path: str, flat: dict) -> str:
         if error is None:
             raise
         raise error from e
-    if os.path.lexists(path):  # `write` to an existing prefix: swap, then drop the old
-        old = temp_name(path, "old")
-        os.rename(path, old)
-        os.rename(staging, path)
-        _remove(old)
-    else:
-        os.rename(staging, path)
+    replace_path(staging, path)  # (an existing prefix: swapped, the old dropped)
     return path
 
 

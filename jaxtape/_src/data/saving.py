@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import zipfile
 
 import numpy as np
 
-from jaxtape._src.core import dtypes, errors
+from jaxtape._src.core import dtypes, errors, files
 from jaxtape._src.core.tensor import TensorSpec
 from jaxtape._src.data.dataset import Dataset, _to_numpy
 from jaxtape._src.data.iterators import _UserFunction
@@ -129,7 +127,8 @@ def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None)
     call = None if shard_func is None else _UserFunction(shard_func, "save")
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".saving-", dir=parent)
+    tmp = files.temp_name(path)
+    os.makedirs(tmp)
     try:
         shards: dict = {}
         counts: dict = {}
@@ -145,11 +144,9 @@ def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None)
             write(os.path.join(tmp, f"shard_{k}.npz"), **arrays)
         with open(os.path.join(tmp, _SPEC_FILE), "w") as f:
             json.dump({"element_spec": layout, "shards": sorted(shards)}, f)
-        if os.path.isdir(path):
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        files.replace_path(tmp, path)  # (a killed save keeps the previous one)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        files.remove_path(tmp)
         raise
 
 

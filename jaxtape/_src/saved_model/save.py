@@ -488,7 +488,8 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
     try:
         os.makedirs(os.path.join(staging, _manifest.PROGRAMS))
         _write(obj, staging, signatures)
-        _replace(staging, export_dir)
+        # (`remove_leftovers` undoes a swap cut short)
+        storage.replace_path(staging, export_dir)
     except BaseException as e:
         storage._remove(staging)
         if isinstance(e, OSError):
@@ -613,16 +614,3 @@ def _check_replaceable(export_dir: str) -> None:
             f"({sorted(names)[:3]}...). jaxtape replaces an export directory as a "
             "whole; save into an empty or new directory.",
         )
-
-
-def _replace(staging: str, export_dir: str) -> None:
-    """Renames the finished export into place (an earlier one is moved aside
-    first and deleted last; `remove_leftovers` puts it back if a save dies
-    between the two renames)."""
-    if os.path.lexists(export_dir):
-        old = storage.temp_name(export_dir, "old")
-        os.rename(export_dir, old)
-        os.rename(staging, export_dir)
-        storage._remove(old)
-    else:
-        os.rename(staging, export_dir)
