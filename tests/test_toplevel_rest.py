@@ -584,7 +584,7 @@ def test_assert_shapes_checks_while_tracing():
 
 def test_check_pinned_matches_tensorflow_without_cuda(tf):
     if jaxtape.test.is_built_with_cuda() or tf.test.is_built_with_cuda():
-        pytest.skip("both builds without CUDA give TF's FailedPreconditionError")
+        pytest.skip("compares the CPU-only builds' error; a CUDA build pins instead")
     with pytest.raises(tf.errors.FailedPreconditionError) as theirs:
         tf.check_pinned(tf.constant([1.0]))
     with pytest.raises(jaxtape.errors.FailedPreconditionError) as ours:

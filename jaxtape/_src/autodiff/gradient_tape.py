@@ -580,8 +580,9 @@ def _row_gathers(rec, groups, target_refs) -> dict[int, list]:
                 if nodes[k][3] == (p,) and nodes[k][2][0] >= 0:
                     through[p] = nodes[k][2][0]
     owners: dict[int, list[int]] = {}
+    cast_inputs = set(through.values())
     for i, refs in enumerate(groups):
-        if any(r in gathered or r in through.values() for r in refs):
+        if any(r in gathered or r in cast_inputs for r in refs):
             for r in refs:
                 owners.setdefault(r, []).append(i)
     if not owners:
