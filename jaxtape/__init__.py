@@ -340,6 +340,7 @@ from jaxtape import (  # noqa: F401,E402
     data as data,
     debug as debug,
     debugging as debugging,
+    distribute as distribute,
     dtypes as dtypes,
     errors as errors,
     experimental as experimental,

@@ -23,7 +23,7 @@ import jax.core
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import context, device, dtypes, errors
+from jaxtape._src.core import context, device, distribution, dtypes, errors
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import (
     Reference,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from jaxtape._src.core.typing import DTypeLike, ShapeLike, TensorLike
 
 _state = context.state
+_replicas = distribution.state  # the replica `strategy.run` is running, if any
 _scopes = _scope._stack
 # Serializes Variable read-modify-writes (`assign_add`) and compiled calls'
 # read-call-write exchange of state across threads (TF's variables are
@@ -208,6 +209,7 @@ class Variable(TensorOperators, metaclass=_VariableMeta):
             )
         self.synchronization = synchronization
         self.aggregation = aggregation
+        distribution.variable_created(self)  # mirrored under a strategy's scope
 
     # -- reading --------------------------------------------------------------
     def _read_raw(self):
@@ -344,6 +346,9 @@ class Variable(TensorOperators, metaclass=_VariableMeta):
     ) -> Variable | None:
         """Sets the variable to `value` (same shape; converted to its dtype)."""
         value = self._checked(value, "assign")
+        replica = _replicas.replica
+        if replica is not None and replica._update(self, "assign", value):
+            return self if read_value else None  # aggregated across replicas
         with state_lock:
             self._write(value)
         return self if read_value else None
@@ -357,6 +362,9 @@ class Variable(TensorOperators, metaclass=_VariableMeta):
     ) -> Variable | None:
         """Adds `delta` to the variable."""
         checked = self._checked(delta, "assign_add")
+        replica = _replicas.replica
+        if replica is not None and replica._update(self, "assign_add", checked):
+            return self if read_value else None  # aggregated across replicas
         with state_lock:  # read-modify-write: atomic across threads, as in TF
             self._write(self._read_raw() + checked)
         return self if read_value else None
@@ -370,6 +378,9 @@ class Variable(TensorOperators, metaclass=_VariableMeta):
     ) -> Variable | None:
         """Subtracts `delta` from the variable."""
         checked = self._checked(delta, "assign_sub")
+        replica = _replicas.replica
+        if replica is not None and replica._update(self, "assign_sub", checked):
+            return self if read_value else None  # aggregated across replicas
         with state_lock:
             self._write(self._read_raw() - checked)
         return self if read_value else None
@@ -556,11 +567,15 @@ def _place_like(value, old):
         try:
             if value.devices() == old.devices():
                 return value
+            if len(old.devices()) > 1:  # a mirrored Variable stays mirrored
+                return jax.device_put(value, old.sharding)
             return jax.device_put(value, next(iter(old.devices())))
         except Exception:
             return value
     try:
-        return jax.device_put(value, next(iter(old.devices())))
+        devices = old.devices()
+        where = old.sharding if len(devices) > 1 else next(iter(devices))
+        return jax.device_put(value, where)
     except Exception:
         return jnp.asarray(value)
 
