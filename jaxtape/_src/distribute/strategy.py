@@ -29,7 +29,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxtape._src.core import context, distribution
+from jaxtape._src.core import checks, context, distribution
 from jaxtape._src.core import device as _device
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
@@ -144,10 +144,9 @@ class StrategyExtended:
         value = variable._value
         if isinstance(value, jax.core.Tracer):
             return
-        if len(self._devices) == 1:
-            variable._value = jax.device_put(value, self._devices[0])
-        else:
-            variable._value = jax.device_put(value, self._replicated)
+        where = self._devices[0] if len(self._devices) == 1 else self._replicated
+        with jax.ensure_compile_time_eval():  # (a concrete value, even while tracing)
+            variable._value = jax.device_put(value, where)
         variable._distribute_strategy = self._strategy
 
     def variable_created_in_scope(self, v) -> bool:
@@ -578,10 +577,14 @@ def _run_spmd(strategy, fn, args, kwargs):
         inner = _replica._ReplicaScope(outer)
         ctx = _replica._SpmdReplica(strategy, Tensor(jax.lax.axis_index(AXIS)))
         _scope._stack.scopes.append(inner)
+        # (jaxtape's run-time argument checks are left out of the replicas:
+        # checkify's errors would come out per device.)
+        saved, checks.compiled_checks = checks.compiled_checks, False
         try:
             with context.paused_tapes(), _replica.in_replica(ctx):
                 out = fn(*a, **k)
         finally:
+            checks.compiled_checks = saved
             _scope._stack.scopes.pop()
         out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_leaf)
         arrays, statics = [], []

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxtape._src.core import errors
+from jaxtape._src.core import distribution, errors
 from jaxtape._src.core.dispatch import op, to_value
 from jaxtape._src.ops import array_ops, kinks, math_ops, nn_ops
 from jaxtape._src.ops.array_ops import _shape
@@ -346,23 +346,39 @@ def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
 
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
     """The sum of the (weighted) per-example losses divided by the global batch
-    size (by default the first dimension of `per_example_loss`)."""
+    size (by default the first dimension of `per_example_loss` times the
+    number of replicas in sync, as TF's; RuntimeError in a strategy's
+    cross-replica context then)."""
     loss = per_example_loss
     if sample_weight is not None:
         loss = math_ops.multiply(loss, sample_weight)
     total = math_ops.reduce_sum(loss)
     if global_batch_size is None:
+        if distribution.in_cross_replica_context():
+            raise RuntimeError(
+                "You are calling `compute_average_loss` in cross replica context, "
+                "while it was expected to be called in replica context."
+            )
         shape = np.shape(to_value(per_example_loss))
-        global_batch_size = shape[0] if shape else 1
+        global_batch_size = (shape[0] if shape else 1) * (
+            distribution.num_replicas_in_sync()
+        )
     return math_ops.divide(total, math_ops.cast(global_batch_size, total.dtype))
 
 
 def scale_regularization_loss(regularization_loss):
     """The sum of the regularization losses divided by the number of replicas
-    (one in jaxtape)."""
+    in sync (TF's; RuntimeError in a strategy's cross-replica context)."""
+    if distribution.in_cross_replica_context():
+        raise RuntimeError(
+            "You are calling `scale_regularization_loss` in cross replica context, "
+            "while it was expected to be called in replica context."
+        )
     if isinstance(regularization_loss, (list, tuple)):
         regularization_loss = math_ops.add_n(list(regularization_loss))
-    return math_ops.reduce_sum(regularization_loss)
+    total = math_ops.reduce_sum(regularization_loss)
+    n = distribution.num_replicas_in_sync()
+    return total if n == 1 else math_ops.divide(total, math_ops.cast(n, total.dtype))
 
 
 def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):

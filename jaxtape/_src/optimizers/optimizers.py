@@ -22,7 +22,7 @@ import numpy as np
 import optax
 
 from jaxtape._src.autodiff.gradient_tape import GradientTape
-from jaxtape._src.core import context, errors, registry
+from jaxtape._src.core import context, distribution, errors, registry
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.ops import math_ops
@@ -937,8 +937,8 @@ class Optimizer:
                 UserWarning,
                 stacklevel=2,
             )
-        with context.paused_tapes():
-            self._apply(kept)
+        with context.paused_tapes():  # (inside strategy.run: gradients summed)
+            distribution.apply_with_summed_gradients(self._apply, kept)
         return self._iterations
 
     def _apply(self, kept) -> None:
