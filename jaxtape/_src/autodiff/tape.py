@@ -223,11 +223,10 @@ class Recorder:
         held = self.let_go()
         tensors = self.tensors
         left = []
-        for r in self.pending:
-            if r in held:
-                v = tensors[r]._v
-                if type(v) is Pending and v.value is None:
-                    left.append(r)
+        for r in sorted(held):  # (few: usually the loss and predictions)
+            v = tensors[r]._v
+            if type(v) is Pending and v.value is None:
+                left.append(r)
         if left:
             program.detach(self, left)
         # The recording itself goes now: the Pendings this tape computed still
