@@ -82,14 +82,15 @@ class ExportArchive:
     TensorShape([4, 2])
 
     Differences from Keras: the export is a `jaxtape.saved_model` directory
-    (`jax.export` programs for CPU, see `saved_model.save`), not a
-    TensorFlow SavedModel; lookup tables and other TensorFlow resources are
-    not exported (`track` keeps them, as Keras does for non-layer
-    trackables, but only Variables reach the export); keyword arguments of
-    `add_endpoint` other than Keras's JAX-only ones raise
-    NotImplementedError (Keras's TensorFlow backend ignores them); the
-    printed signatures list the Variables under "Captures" with their
-    shapes (TF: `dtype=tf.resource`).
+    (`jax.export` programs for CPU and CUDA, see `saved_model.save`), and a
+    TensorFlow SavedModel too only with `write_out(path,
+    options=jaxtape.saved_model.SaveOptions(tf_saved_model=True))`; lookup tables
+    and other TensorFlow resources are not exported (`track` keeps them, as Keras
+    does for non-layer trackables, but only Variables reach the export); keyword
+    arguments of `add_endpoint` other than Keras's JAX-only ones raise
+    NotImplementedError (Keras's TensorFlow backend ignores them); the printed
+    signatures list the Variables under "Captures" with their shapes (TF:
+    `dtype=tf.resource`).
     """
 
     def __init__(self, format="saved_model"):  # noqa: A002 - Keras's name
@@ -298,16 +299,21 @@ def _printed_signature(concrete: ConcreteFunction, name: str) -> str:
 def export_saved_model(model, filepath, verbose=None, input_signature=None, **kwargs):
     """Keras's `export_saved_model`: `model` tracked, its `__call__` the
     `serve` endpoint for `input_signature` (default: the model's inputs with
-    the batch size None), written to `filepath`."""
+    the batch size None), written to `filepath`. jaxtape's `options=`
+    (a `jaxtape.saved_model.SaveOptions`) goes to `write_out`:
+    `SaveOptions(tf_saved_model=True)` also writes a TensorFlow SavedModel
+    there (Keras's TensorFlow backend passes unknown keywords to
+    `add_endpoint`, which ignores them)."""
     if verbose is None:
         verbose = True
+    options = kwargs.pop("options", None)
     archive = ExportArchive()
     if input_signature is None:
         input_signature = _keras_export.get_input_signature(model)
     archive.track_and_add_endpoint(
         DEFAULT_ENDPOINT_NAME, model, input_signature, **kwargs
     )
-    archive.write_out(filepath, verbose=verbose)
+    archive.write_out(filepath, options=options, verbose=verbose)
 
 
 _keras_export.install_saved_model_exporter(export_saved_model)

@@ -376,7 +376,9 @@ def load(export_dir, tags=None, options=None):
     `manifest.json`, `FileNotFoundError` when its variables are missing;
     ValueError for a newer format version, `DataLossError` for damaged
     variables or programs; `NotImplementedError` for a TensorFlow
-    SavedModel and in a process whose JAX backend is not CPU.
+    SavedModel (without jaxtape's manifest) and in a process whose JAX
+    backend is not one the export was lowered for (CPU and CUDA since
+    jaxtape exports both).
 
     Differences from TensorFlow: `tags` may only be None or `"serve"`
     (jaxtape exports have one meta graph); a loaded `tf.Module` is a
@@ -402,11 +404,12 @@ def load(export_dir, tags=None, options=None):
         storage.remove_leftovers(parent, re.escape(name))
     manifest = _manifest.read(export_dir)
     platforms = manifest.get("platforms", ["cpu"])
-    if jax.default_backend() not in platforms:
+    backend = jax.default_backend()  # ('gpu' for CUDA and ROCm; exports name them)
+    if not set(_PLATFORM_NAMES.get(backend, (backend,))) & set(platforms):
         raise NotImplementedError(
             f"{export_dir} was exported for {platforms}, but this process computes "
-            f"on {jax.default_backend()!r}: jaxtape exports for CPU only so far. "
-            "Load it in a process started with JAX_PLATFORMS=cpu."
+            f"on {backend!r}. Load it in a process started with JAX_PLATFORMS=cpu, "
+            "or export it again with a jaxtape that lowers for this platform."
         )
     values = _read_variables(os.path.join(export_dir, _manifest.VARIABLES))
     root = _Loaded()
@@ -479,6 +482,9 @@ def load(export_dir, tags=None, options=None):
         signatures[name] = _Signature(name, inputs, outputs, fn)
     root.signatures = _SignatureMap(signatures)
     return root
+
+
+_PLATFORM_NAMES = {"gpu": ("cuda", "rocm")}  # JAX's backend name -> export names
 
 
 def _module_name(path: str) -> str:

@@ -30,6 +30,7 @@ from jaxtape._src.function import signature as _sig
 from jaxtape._src.function import specialize
 from jaxtape._src.function.concrete import OUT_ARRAY, OUT_TENSOR, ConcreteFunction
 from jaxtape._src.function.function import Function
+from jaxtape._src.saved_model import export_tf
 from jaxtape._src.saved_model import manifest as _manifest
 from jaxtape._src.state import graph, trackable
 from jaxtape._src.state.module import Module
@@ -37,7 +38,9 @@ from jaxtape._src.state.variable import Variable
 
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 _DEFAULT_SIGNATURE_ATTR = "_default_save_signature"  # TF's attribute name
-PLATFORMS = ("cpu",)
+# Each program is lowered for both: an export made on a CPU machine runs on a
+# CUDA one and the reverse (`jax.export` picks the platform at call time).
+PLATFORMS = ("cpu", "cuda")
 
 
 class SaveOptions:
@@ -45,9 +48,18 @@ class SaveOptions:
     default; a field that would change what is written raises
     `NotImplementedError` when `save` reads it.
 
+    jaxtape's own field: `tf_saved_model=True` also writes a genuine
+    TensorFlow SavedModel into the same directory (`saved_model.pb` and
+    `variables/variables.*`, through `jax2tf` from the same exported
+    programs; see `export_tf.py`), so that `tensorflow.saved_model.load`,
+    `saved_model_cli` and TF Serving read the directory as well as
+    `jaxtape.saved_model.load`. It needs TensorFlow (the `export-tf` extra).
+
     Differences from TensorFlow: `namespace_whitelist` and `save_debug_info`
     have nothing to act on (jaxtape has no custom op namespaces, and the
-    exported programs carry JAX's own source locations).
+    exported programs carry JAX's own source locations); `tf_saved_model`
+    is jaxtape's (TF's SaveOptions has no such field: without it, the
+    directory is jaxtape's export only).
     """
 
     _DEFAULTS = dict(
@@ -62,8 +74,9 @@ class SaveOptions:
         experimental_skip_saver=False,
         experimental_sharding_callback=None,
         extra_tags=None,
+        tf_saved_model=False,
     )
-    _HARMLESS = frozenset({"namespace_whitelist", "save_debug_info"})
+    _HARMLESS = frozenset({"namespace_whitelist", "save_debug_info", "tf_saved_model"})
 
     def __init__(
         self,
@@ -78,6 +91,7 @@ class SaveOptions:
         experimental_skip_saver=False,
         experimental_sharding_callback=None,
         extra_tags=None,
+        tf_saved_model=False,
     ):
         self.namespace_whitelist = namespace_whitelist
         self.save_debug_info = save_debug_info
@@ -90,6 +104,7 @@ class SaveOptions:
         self.experimental_skip_saver = experimental_skip_saver
         self.experimental_sharding_callback = experimental_sharding_callback
         self.extra_tags = extra_tags
+        self.tf_saved_model = tf_saved_model
 
     def _check_supported(self) -> None:
         for name, default in self._DEFAULTS.items():
@@ -452,20 +467,21 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
         `_default_save_signature` or its one function with an
         input_signature whose outputs suit a signature.
       options: a `SaveOptions`; fields other than the defaults raise
-        `NotImplementedError`.
+        `NotImplementedError`, except `tf_saved_model=True`: also write a
+        TensorFlow SavedModel into `export_dir` (needs TensorFlow).
 
     A function without an input_signature is saved with the traces it has
     (as TF saves its concrete functions); one with arguments that the
     manifest cannot describe (Variables, arbitrary objects) is left out with
     a warning.
 
-    Differences from TensorFlow: the programs run on CPU (jax.export
-    `platforms=("cpu",)`; loading in a process whose JAX backend is not CPU
-    raises `NotImplementedError`) and are differentiable to first order
+    Differences from TensorFlow: the programs are lowered for CPU and CUDA
+    (jax.export `platforms=("cpu", "cuda")`; loading in a process whose JAX backend
+    is another raises `NotImplementedError`) and are differentiable to first order
     (gradients of gradients through a loaded function fail); run-time argument
-    checks (index out of range, division by zero) are not part of the
-    exported programs; an existing `export_dir` holding other files than an
-    earlier export is refused instead of written into.
+    checks (index out of range, division by zero) are not part of the exported
+    programs; an existing `export_dir` holding other files than an earlier export is
+    refused instead of written into.
     """
     if not isinstance(obj, Module) and not hasattr(obj, "_trackable_children"):
         raise ValueError(
@@ -488,6 +504,8 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
     try:
         os.makedirs(os.path.join(staging, _manifest.PROGRAMS))
         _write(obj, staging, signatures)
+        if options is not None and options.tf_saved_model:
+            export_tf.write(staging)
         # (`remove_leftovers` undoes a swap cut short)
         storage.replace_path(staging, export_dir)
     except BaseException as e:

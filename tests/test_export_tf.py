@@ -1,0 +1,242 @@
+"""A genuine TF SavedModel from jaxtape's export (`SaveOptions(tf_saved_model=True)`).
+
+Real TensorFlow is the reader: `tensorflow.saved_model.load` runs the
+exported functions and signatures (the same `jax.export` programs, through
+jax2tf) and must give what the live jaxtape model and
+`jaxtape.saved_model.load` of the same directory give; `saved_model_cli`
+(a fresh process that never imports jaxtape) lists the signatures. Skipped
+without TensorFlow (the `export-tf` extra).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import jaxtape
+
+tf = pytest.importorskip("tensorflow")
+
+pytestmark = pytest.mark.skipif(
+    jax.default_backend() != "cpu", reason="the comparisons run on CPU"
+)
+
+TF_OPTIONS = jaxtape.saved_model.SaveOptions(tf_saved_model=True)
+
+
+class _Dense(jaxtape.Module):
+    def __init__(self, n_in, n_out, seed, name=None):
+        super().__init__(name=name)
+        rng = np.random.default_rng(seed)
+        self.kernel = jaxtape.Variable(rng.normal(size=(n_in, n_out)).astype("float32"))
+        self.bias = jaxtape.Variable(np.linspace(-0.5, 0.5, n_out).astype("float32"))
+
+    def __call__(self, x):
+        return jaxtape.matmul(x, self.kernel) + self.bias
+
+
+class _Net(jaxtape.Module):
+    """A tf.Module-style model: a serving call, a train step that assigns
+    (and returns an integer), and a function saved with its traces."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = _Dense(4, 8, 0)
+        self.out = _Dense(8, 3, 1)
+        self.steps = jaxtape.Variable(0, trainable=False)
+
+    @jaxtape.function(
+        input_signature=[jaxtape.TensorSpec([None, 4], jaxtape.float32, name="x")]
+    )
+    def __call__(self, x):
+        return self.out(jaxtape.nn.relu(self.hidden(x)))
+
+    @jaxtape.function(
+        input_signature=[
+            jaxtape.TensorSpec([None, 4], jaxtape.float32),
+            jaxtape.TensorSpec([None, 3], jaxtape.float32),
+        ]
+    )
+    def train_step(self, x, y):
+        with jaxtape.GradientTape() as tape:
+            loss = jaxtape.reduce_mean((self(x) - y) ** 2)
+        variables = self.trainable_variables
+        for v, g in zip(variables, tape.gradient(loss, variables)):
+            v.assign_sub(0.1 * g)
+        self.steps.assign_add(1)
+        return {"loss": loss, "steps": self.steps.read_value()}
+
+    @jaxtape.function
+    def scale(self, x, factor):
+        return x * factor + self.out.bias
+
+
+def _keras_model():
+    keras = jaxtape.keras
+    inputs = keras.Input((6,), name="features")
+    h = keras.layers.Dense(16, activation="relu")(inputs)
+    h = keras.layers.BatchNormalization()(h)
+    h = keras.layers.Dropout(0.3)(h)
+    outputs = keras.layers.Dense(3, activation="softmax")(h)
+    model = keras.Model(inputs, outputs)
+    rng = np.random.default_rng(3)
+    model.set_weights(
+        [rng.normal(size=w.shape).astype("float32") for w in model.get_weights()]
+    )
+    return model
+
+
+@pytest.fixture(scope="module")
+def keras_export(tmp_path_factory):
+    model = _keras_model()
+    path = str(tmp_path_factory.mktemp("tf") / "keras")
+    model.export(path, verbose=False, options=TF_OPTIONS)
+    return model, path
+
+
+@pytest.fixture(scope="module")
+def net_export(tmp_path_factory):
+    net = _Net()
+    ones = np.ones((2, 3), np.float32)
+    net.scale(ones, 2.0)  # (two traces, saved as TF saves concrete functions)
+    net.scale(ones, 3.0)
+    path = str(tmp_path_factory.mktemp("tf") / "net")
+    sigs = {"serving_default": net.__call__, "train": net.train_step}
+    jaxtape.saved_model.save(net, path, signatures=sigs, options=TF_OPTIONS)
+    return net, path
+
+
+def _rows(n, width, seed):
+    return np.random.default_rng(seed).normal(size=(n, width)).astype("float32")
+
+
+@pytest.mark.parametrize("batch", [1, 7, 1000])
+def test_tensorflow_serves_the_keras_export_as_jaxtape_does(keras_export, batch):
+    model, path = keras_export
+    x = _rows(batch, 6, batch)
+    want = model(x).numpy()
+    by_tf = tf.saved_model.load(path)
+    by_jaxtape = jaxtape.saved_model.load(path)
+    out = by_tf.signatures["serving_default"](features=tf.constant(x))
+    assert list(out) == ["output_0"]
+    np.testing.assert_array_equal(out["output_0"].numpy(), want)
+    np.testing.assert_array_equal(by_tf.serve(x).numpy(), want)
+    sig = by_jaxtape.signatures["serving_default"](features=x)["output_0"]
+    np.testing.assert_array_equal(sig.numpy(), want)
+
+
+def test_tensorflow_sees_the_exported_variables(keras_export):
+    model, path = keras_export
+    loaded = tf.saved_model.load(path)
+    for group in ("variables", "trainable_variables", "non_trainable_variables"):
+        got = getattr(loaded, group)
+        want = getattr(model, group)
+        assert [isinstance(v, tf.Variable) for v in got] == [True] * len(want)
+        assert [v.name.split(":")[0] for v in got] == [v.name for v in want], group
+        for g, w in zip(got, want):
+            assert g.trainable == w.trainable
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_tensorflow_runs_the_module_functions_and_their_assignments(net_export):
+    net, path = net_export
+    loaded = tf.saved_model.load(path)
+    x, y = _rows(5, 4, 0), _rows(5, 3, 1)
+    np.testing.assert_array_equal(loaded(x).numpy(), net(x).numpy())
+    for name in ("hidden", "out"):
+        for attr in ("kernel", "bias"):
+            got = getattr(getattr(loaded, name), attr)
+            want = getattr(getattr(net, name), attr)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # Saved traces: TF picks the concrete function by its Python argument.
+    ones = np.ones((2, 3), np.float32)
+    for factor in (2.0, 3.0):
+        got = loaded.scale(tf.constant(ones), factor).numpy()
+        np.testing.assert_array_equal(got, net.scale(ones, factor).numpy())
+    # A train step on a copy of the live state: same loss, same assignments.
+    mirror = jaxtape.saved_model.load(path)
+    for step in range(2):
+        got = loaded.signatures["train"](x=tf.constant(x), y=tf.constant(y))
+        want = mirror.train_step(x, y)
+        assert sorted(got) == ["loss", "steps"]
+        assert got["steps"].dtype == tf.int32 and int(got["steps"]) == step + 1
+        np.testing.assert_allclose(got["loss"].numpy(), want["loss"].numpy(), 1e-6)
+    np.testing.assert_allclose(
+        loaded.hidden.kernel.numpy(), mirror.hidden.kernel.numpy(), 1e-6, 1e-6
+    )
+
+
+def test_tensorflow_differentiates_the_exported_function(net_export):
+    net, path = net_export
+    loaded = tf.saved_model.load(path)
+    x = _rows(7, 4, 2)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(loaded(x) ** 2)
+    got = tape.gradient(loss, [loaded.hidden.kernel, loaded.out.bias])
+    with jaxtape.GradientTape() as tape:
+        loss = jaxtape.reduce_sum(net(x) ** 2)
+    want = tape.gradient(loss, [net.hidden.kernel, net.out.bias])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_programs_are_lowered_for_cpu_and_cuda(net_export):
+    _, path = net_export
+    with open(os.path.join(path, "manifest.json")) as f:
+        manifest = json.load(f)
+    assert manifest["platforms"] == ["cpu", "cuda"]
+    for entry in manifest["programs"]:
+        with open(os.path.join(path, entry["file"]), "rb") as f:
+            exported = jax.export.deserialize(bytearray(f.read()))
+        assert exported.platforms == ("cpu", "cuda"), entry["file"]
+
+
+def test_saved_model_cli_lists_the_signatures(net_export):
+    _, path = net_export
+    cli = shutil.which("saved_model_cli")
+    command = (
+        [cli]
+        if cli
+        else [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli"]
+    )
+    proc = subprocess.run(
+        [*command, "show", "--dir", path, "--all"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = proc.stdout
+    assert "signature_def['serving_default']" in text
+    assert "signature_def['train']" in text
+    serving = text.split("signature_def['serving_default']")[1].split("signature_def[")[
+        0
+    ]
+    assert "inputs['x'] tensor_info:" in serving
+    assert "shape: (-1, 4)" in serving
+    assert "outputs['output_0'] tensor_info:" in serving
+    assert "Method name is: tensorflow/serving/predict" in serving
+
+
+def test_without_tensorflow_the_save_fails_and_keeps_the_earlier_export(
+    tmp_path, monkeypatch
+):
+    path = str(tmp_path / "export")
+    model = _Dense(2, 2, 0)
+    model.call = jaxtape.function(
+        lambda x: model(x),
+        input_signature=[jaxtape.TensorSpec([None, 2], jaxtape.float32)],
+    )
+    jaxtape.saved_model.save(model, path)
+    before = sorted(os.listdir(path))
+    monkeypatch.setitem(sys.modules, "tensorflow", None)
+    with pytest.raises(ImportError, match=r"jaxtape\[export-tf\]"):
+        jaxtape.saved_model.save(model, path, options=TF_OPTIONS)
+    assert sorted(os.listdir(path)) == before
+    assert sorted(os.listdir(tmp_path)) == ["export"]
