@@ -230,7 +230,7 @@ class Strategy:
                 value = PerReplica([value], strategy=self)
             elif op == ReduceOp.SUM and self.num_replicas_in_sync != 1:
                 raise ValueError(
-                    f"A non-DistributedValues value {value} cannot be reduced with "
+                    f"A non-DistributedValues value {value!s} cannot be reduced with "
                     f"the given reduce op {op}."
                 )
             else:
