@@ -24,6 +24,7 @@ import threading
 from typing import Any
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.core
 
 from jaxtape._src.core.tensor import Tensor
 
@@ -38,9 +39,11 @@ class DistributedValues:
         return self._values
 
     def _split(self) -> list:
-        glob = self._global
-        n = self._strategy.num_replicas_in_sync
-        value = glob._value  # (set whenever `_values` is not)
+        glob, strategy = self._global, self._strategy
+        if glob is None or strategy is None:  # (set whenever `_values` is not)
+            raise ValueError("A PerReplica needs its values or a global value.")
+        n = strategy.num_replicas_in_sync
+        value = glob._value
         if not isinstance(value, jax.core.Tracer) and len(value.devices()) == n:
             # Each replica's block on its own device (no copy).
             shards = sorted(
