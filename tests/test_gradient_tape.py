@@ -283,6 +283,43 @@ def test_compiled_backward_is_compiled_once_for_a_repeated_step():
     assert stats["misses"] == 1 and stats["compiles"] == 1 and stats["hits"] == 4
 
 
+def test_a_new_backward_compiles_at_first_sight_unless_structures_keep_changing():
+    """A training loop's first step is compiled at once (no op-by-op run,
+    which compiles every primitive on its own); while each step brings a new
+    structure that never recurs, new programs run op by op instead."""
+    tf.autodiff.clear_cache()
+    w = tf.Variable(np.ones((3,), np.float32))
+
+    def grad(n):
+        with tf.GradientTape() as tape:
+            y = w
+            for _ in range(n):
+                y = tf.sin(y)
+            loss = tf.reduce_sum(y)
+        g = tape.gradient(loss, w)
+        expected = jax.grad(lambda v: jnp.sum(_nested_sin(v, n)))(w.numpy())
+        np.testing.assert_allclose(g.numpy(), expected, rtol=1e-5)
+
+    grad(2)
+    assert tf.autodiff.cache_stats()["compiles"] == 1  # the first new program
+    for n in range(3, 8):  # a new structure each time, never recurring
+        grad(n)
+    stats = tf.autodiff.cache_stats()
+    assert stats["misses"] == 6 and stats["compiles"] == 1, stats
+    grad(7)  # recurs: compiled now
+    grad(7)
+    assert tf.autodiff.cache_stats()["compiles"] == 2
+    grad(9)  # structures recur again: the next new one compiles at first sight
+    stats = tf.autodiff.cache_stats()
+    assert stats["misses"] == 7 and stats["compiles"] == 3, stats
+
+
+def _nested_sin(v, n):
+    for _ in range(n):
+        v = jnp.sin(v)
+    return v
+
+
 def test_numpy_escape_warns_and_explain_gradient_says_why():
     x = tf.constant(3.0)
     with tf.GradientTape() as tape:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.special
@@ -441,3 +442,19 @@ ERRORS: dict[str, Callable] = {
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_bad_input_raises_tensorflows_error_type(name, tf):
     assert_raises_like_tf(tf, ERRORS[name])
+
+
+def test_generator_keys_drawn_on_the_host_equal_jax_fold_in():
+    """Eagerly a generator advances on the host (no XLA compile of the
+    Threefry chain); its keys must be the ones the compiled `_advance`
+    (JAX's `fold_in`) gives inside jaxtape.function, bit for bit."""
+    from jaxtape._src.state import random_ops as stateful
+
+    rng = np.random.default_rng(7)
+    states = [rng.integers(-(2**63), 2**63 - 1, n, np.int64, True) for n in (2, 3)] * 50
+    states.append(np.array([2**63 - 1, -1, 0], np.int64))  # the counter wraps
+    for state in states:
+        want_state, want_key = stateful._advance(jnp.asarray(state))
+        got_state, got_key = stateful._advance_on_host(state)
+        np.testing.assert_array_equal(got_key, np.asarray(want_key))
+        np.testing.assert_array_equal(got_state, np.asarray(want_state))

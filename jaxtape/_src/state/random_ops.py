@@ -42,6 +42,37 @@ def _advance(state):
     return state.at[0].add(1), jax.random.key_data(key)
 
 
+_MASK = 0xFFFFFFFF
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32(k0: int, k1: int, x0: int, x1: int) -> tuple[int, int]:
+    """JAX's Threefry-2x32 hash of one pair of words, in Python ints (the
+    rounds of JAX's `_threefry2x32_lowering`)."""
+    ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
+    x0, x1 = (x0 + k0) & _MASK, (x1 + k1) & _MASK
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = (x0 + x1) & _MASK
+            x1 = (((x1 << r) | (x1 >> (32 - r))) & _MASK) ^ x0
+        x0 = (x0 + ks[(i + 1) % 3]) & _MASK
+        x1 = (x1 + ks[(i + 2) % 3] + i + 1) & _MASK
+    return x0, x1
+
+
+def _advance_on_host(state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_advance` of a concrete state, on the host: the same key (JAX's
+    `fold_in` is Threefry of `(0, word)`), without XLA compiling `_advance`
+    (~0.3 s on CPU, paid by a script's first initializer or dropout)."""
+    key = (0, 0)
+    for word in state.tolist():
+        key = _threefry2x32(*key, 0, word & _MASK)
+        key = _threefry2x32(*key, 0, (word >> 32) & _MASK)
+    new = state.copy()
+    new[0] = (int(new[0]) + 1 + 2**63) % 2**64 - 2**63  # (int64 wraps, as XLA's)
+    return new, np.array(key, np.uint32)
+
+
 def _state_size(alg: int) -> int:
     return 2 if alg == sro.Algorithm.THREEFRY.value else 3
 
@@ -162,7 +193,12 @@ class Generator:
     def make_key(self):
         """Advances the state and returns a fresh jax PRNG key."""
         with state_lock:  # atomic with compiled calls that advance it too
-            new, data = _advance(self.state._read_raw())
+            state = self.state._read_raw()
+            if isinstance(state, jax.core.Tracer):
+                new, data = _advance(state)
+            else:
+                new, data = _advance_on_host(np.asarray(state))
+                new = jnp.asarray(new)
             self.state._write(new)
         return device.place(jax.random.wrap_key_data(data))  # drawn where it is
 

@@ -150,6 +150,25 @@ def _check_layer_name(name) -> None:
         )
 
 
+
+def _is_shape(shape) -> bool:
+    """A shape (not a structure of shapes): a TensorShape or a tuple/list of
+    ints and Nones."""
+    return isinstance(shape, TensorShape) or (
+        isinstance(shape, (tuple, list))
+        and all(d is None or isinstance(d, (int, np.integer)) for d in shape)
+    )
+
+
+def _symbolic_inputs(shape):
+    """KerasTensors of a shape or a (list/tuple/dict) structure of shapes."""
+    if _is_shape(shape):
+        return KerasTensor(shape)
+    if isinstance(shape, dict):
+        return {k: _symbolic_inputs(v) for k, v in shape.items()}
+    return [_symbolic_inputs(s) for s in shape]
+
+
 class Layer(Module):
     """Keras's base layer (`keras.layers.Layer`).
 
@@ -723,12 +742,15 @@ class Layer(Module):
             if not isinstance(t, KerasTensor):
                 return t
             shape = tuple(1 if d is None else d for d in t.shape.as_list())
-            return Tensor(jnp.zeros(shape, t.dtype.as_numpy_dtype))
+            # (NumPy's zeros, copied over: `jnp.zeros` compiles per shape)
+            return Tensor(jnp.asarray(np.zeros(shape, t.dtype.as_numpy_dtype)))
 
         with context.paused_tapes():
             call_kwargs = dict(kwargs)
             if self._call_takes_training:
                 call_kwargs["training"] = False
+            else:  # (Keras takes `training` for every layer)
+                call_kwargs.pop("training", None)
             out = self._policy_call(
                 self._autocast_inputs(map_structure(concrete, inputs)),
                 map_structure(concrete, args),
@@ -751,12 +773,27 @@ class Layer(Module):
         return outputs
 
     def compute_output_shape(self, input_shape):
-        kt = KerasTensor(input_shape)
-        return tuple(self._symbolic_call(kt).shape)
+        """The output shape (a structure of them for several outputs) of a
+        call on inputs of `input_shape` (a list of shapes: several inputs),
+        found by a symbolic call that leaves no node behind, as Keras's."""
+        inputs = _symbolic_inputs(input_shape)
+        nodes = self.__dict__.get("_inbound_nodes")
+        count = None if nodes is None else len(nodes)
+        try:
+            out = self._symbolic_call(inputs)
+        finally:
+            if count is None:
+                self.__dict__.pop("_inbound_nodes", None)
+            else:
+                del self._inbound_nodes[count:]
+        return map_structure(lambda t: tuple(t.shape), out)
 
     # -- saving protocol (keras/saving.py calls these; Keras 3's names) ------------
     # Attributes the `.weights.h5` walk leaves out: bookkeeping, not state.
     _NOT_SAVED = frozenset({"_tracked", "_regularized", "_losses"})
+    # The module a `.keras` file names for this class, where Keras's is not
+    # `keras.layers` (tf.keras loads its legacy layers from theirs only).
+    _SAVED_MODULE: str | None = None
 
     def _saveable_children(self) -> list:
         """`(attribute, value)` for the attributes holding layers or containers,
@@ -793,7 +830,10 @@ class Layer(Module):
     def _serialize(self) -> dict:
         """This layer as an entry of a `.keras` config (Keras's
         `serialize_keras_object`): module, class, config, registered name."""
-        return serialization.serialize_layer(self)
+        out = serialization.serialize_layer(self)
+        if self._SAVED_MODULE is not None:  # (Keras's legacy layers)
+            out["module"] = self._SAVED_MODULE
+        return out
 
     def build_from_config(self, config) -> None:
         """Builds from a `.keras` entry's `build_config` (Keras 3's)."""
