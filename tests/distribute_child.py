@@ -115,7 +115,8 @@ def check_training():
         out[f"train_{key}_vs_one_device"] = max(
             float(np.abs(a - b).max()) for a, b in zip(ws, base_w)
         )
-    out["hlo"] = hlo_of_step()
+        if compiled:
+            out["hlo"] = hlo_of_step(step)
 
 
 def check_manual_training():
@@ -125,10 +126,9 @@ def check_manual_training():
     out["manual_weights"] = [w.ravel()[:6].tolist() for w in ws]
 
 
-def hlo_of_step():
+def hlo_of_step(step):
     """The compiled distributed step's HLO: programs and all-reduces per step."""
     strategy = mirrored()
-    _, _, step = train(strategy, True)
     ds = tf.data.Dataset.from_tensor_slices((X, Y)).batch(GB)
     x, y = next(iter(strategy.experimental_distribute_dataset(ds)))
     concrete = step.get_concrete_function(x, y)
@@ -224,6 +224,53 @@ def check_datasets():
         [t.numpy().tolist() for t in strategy.experimental_local_results(x)]
         for x in strategy.distribute_datasets_from_function(dataset_fn)
     ]
+
+
+def check_keras():
+    """Keras fit/evaluate/predict under `strategy.scope()` vs one device
+    (100 samples in batches of 16: a last partial batch of 4)."""
+    x = rng.normal(size=(100, 8)).astype("float32")
+    y = rng.integers(0, 3, size=100)
+
+    def make():
+        tf.keras.utils.set_random_seed(1)
+        model = tf.keras.Sequential(
+            [
+                tf.keras.Input((8,)),
+                tf.keras.layers.Dense(16, activation="relu"),
+                tf.keras.layers.Dense(3),
+            ]
+        )
+        model.compile(
+            optimizer=tf.keras.optimizers.Adam(0.01),
+            loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=["accuracy"],
+        )
+        return model
+
+    def run(model):
+        history = model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        return (
+            history.history,
+            model.evaluate(x, y, verbose=0),
+            model.predict(x, verbose=0),
+            model.get_weights(),
+        )
+
+    one = run(make())
+    strategy = mirrored()
+    with strategy.scope():
+        model = make()
+    many = run(model)
+    out["keras"] = {
+        "history": [one[0], many[0]],
+        "evaluate": [one[1], many[1]],
+        "predict_diff": float(np.abs(one[2] - many[2]).max()),
+        "weights_diff": max(
+            float(np.abs(a - b).max()) for a, b in zip(one[3], many[3])
+        ),
+        "mirrored": len(model.weights[0]._value.devices()),
+    }
 
 
 def error_of(fn):

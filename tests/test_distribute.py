@@ -24,7 +24,7 @@ CHILD = pathlib.Path(__file__).with_name("distribute_child.py")
 ALL = "training,manual_training,replica_semantics,datasets,errors"
 RUNS = {
     ("jaxtape", 2): ALL,
-    ("jaxtape", 8): "training",
+    ("jaxtape", 8): "training,keras",
     ("tensorflow", 2): "manual_training,replica_semantics,datasets,errors",
 }
 
@@ -75,6 +75,16 @@ def test_distributed_step_is_one_program_with_one_all_reduce(children, n):
     assert hlo["traces"] == 1
     # The gradients of all four variables (and the loss) in one all-reduce.
     assert hlo["all_reduce"] + hlo["all_reduce_start"] == 1
+
+
+def test_keras_fit_evaluate_predict_on_8_replicas_equal_one_device(children):
+    got = _result(children, "jaxtape", 8)["keras"]
+    assert got["mirrored"] == 8
+    (one, many), (one_eval, many_eval) = got["history"], got["evaluate"]
+    for name in one:
+        np.testing.assert_allclose(many[name], one[name], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(many_eval, one_eval, rtol=1e-5, atol=1e-6)
+    assert got["predict_diff"] < 1e-5 and got["weights_diff"] < 1e-5
 
 
 @pytest.mark.parametrize(

@@ -65,3 +65,19 @@ def apply_with_summed_gradients(
     if replica is None:
         return apply(grads_and_vars)
     return replica._apply_summed(apply, grads_and_vars)
+
+
+def on_replicas(strategy: Any, step: Callable[..., Any]) -> Callable[..., Any]:
+    """`step(data)` (a Keras train/test/predict step) data-parallel on
+    `strategy`'s devices: each batch laid out along the replicas, the
+    Variables mirrored, so that XLA partitions the step and sums the
+    gradients (Keras `fit` under `strategy.scope()`); `step` itself without
+    a strategy."""
+    if strategy is None:
+        return step
+
+    def call(data, *args: Any, **kwargs: Any) -> Any:
+        with strategy.scope():
+            return step(strategy.extended._distribute_batch(data), *args, **kwargs)
+
+    return call

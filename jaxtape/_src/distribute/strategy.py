@@ -150,6 +150,29 @@ class StrategyExtended:
             variable._value = jax.device_put(value, where)
         variable._distribute_strategy = self._strategy
 
+    def _distribute_batch(self, data):
+        """`data`'s arrays laid out along the replicas (`P('replica')`) where
+        their batch divides evenly, replicated otherwise (a last partial
+        batch: computed whole on every device, the same numbers)."""
+        n = len(self._devices)
+
+        def place(x):
+            if type(x) is Tensor:
+                value = x._value
+            elif isinstance(x, (np.ndarray, jax.Array)):
+                value = x
+            else:
+                return x
+            if isinstance(value, jax.core.Tracer):
+                return x
+            even = n > 1 and np.ndim(value) > 0 and np.shape(value)[0] % n == 0
+            where = (
+                self._split if even else self._replicated if n > 1 else self._devices[0]
+            )
+            return Tensor(jax.device_put(value, where))
+
+        return _map_structure(place, data)
+
     def variable_created_in_scope(self, v) -> bool:
         return getattr(v, "_distribute_strategy", None) is self._strategy
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from jaxtape._src.autodiff.gradient_tape import GradientTape
-from jaxtape._src.core import checks, context, registry
+from jaxtape._src.core import checks, context, distribution, registry
 from jaxtape._src.core.tensor import Tensor, tree_flatten, tree_map, tree_unflatten_like
 from jaxtape._src.function.function import function
 from jaxtape._src.keras import callbacks as callbacks_module
@@ -226,6 +226,8 @@ class TrainingMixin(_Host):
         with context.paused_tapes():
             self._loss_tracker = metrics_module.Mean(name="loss")
         self.compiled = True
+        # (the strategy whose scope compiled it runs fit/evaluate/predict)
+        self.__dict__["_distribute_strategy"] = distribution.current_strategy()
         self.__dict__["_compile_config"] = {
             "optimizer": self.optimizer,
             "loss": loss,
@@ -488,13 +490,15 @@ class TrainingMixin(_Host):
         step = getattr(self, f"{kind}_step")
         if per_call > 1:
             step = _unrolled(step, kind)
+        strategy = self.__dict__.get("_distribute_strategy")
         if self.run_eagerly:
-            return step
+            return distribution.on_replicas(strategy, step)
         cache = self.__dict__.setdefault("_compiled_steps", {})
         key = (kind, per_call > 1)
         if key not in cache:
             # Keras 3 (TF 2.21) runs steps unconverted (`do_not_convert`).
-            cache[key] = function(step, autograph=False)
+            compiled = function(step, autograph=False)
+            cache[key] = distribution.on_replicas(strategy, compiled)
         return cache[key]
 
     def _callback_list(self, callbacks, verbose, epochs, steps, add_history=False):
