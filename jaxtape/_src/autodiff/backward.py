@@ -3,11 +3,11 @@
 Layer L3. `program.build_program` slices the tape from targets to sources
 into a `Program`, the pure function `F(leaves, constants) -> targets`;
 `jax.vjp`/`jax.jacrev`/`jax.jvp` of `F` give gradients, Jacobians and JVPs.
-They run through the program cache: the first time a program is seen its
-`vjp(F)` runs eagerly (no compile cost for one-off gradients); when it recurs
-it is compiled with `jax.jit` and reused, so a training loop's backward pass
-is one XLA call, which also computes and fills every forward value the tape
-left pending.
+They run through the program cache (`core/compile_cache`): `vjp(F)` is
+compiled with `jax.jit` and reused (op by op the first time while the
+structures met keep changing), so a training loop's backward pass is one XLA
+call, which also computes and fills every forward value the tape left
+pending.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Layer L3. Everything a tape computes goes through here, forward and backward,
 as one kind of object: a `Program` is a renumbered slice of the tape's nodes,
 a hashable description of the pure function that replays it, and the key of
-one compile-on-second-sight cache (`core/compile_cache`):
+one cache of compiled programs (`core/compile_cache`):
 
 - `build_program` slices backward, from targets to sources (`backward.py`
   differentiates it with `jax.vjp`/`jax.jacrev`/`jax.jvp`);
@@ -11,9 +11,9 @@ one compile-on-second-sight cache (`core/compile_cache`):
   execution, `core/deferred`): the unevaluated nodes behind them, fed by the
   values already computed, run as one program and fill every output they make.
 
-A program seen once runs eagerly (op by op, as TF would); when its structure
-recurs it is compiled with `jax.jit`, so a training loop's forward and
-backward passes become a few XLA calls.
+A program is compiled with `jax.jit` when first seen (op by op instead
+while the structures met keep changing; see `core/compile_cache`), so a
+training loop's forward and backward passes become a few XLA calls.
 """
 
 from __future__ import annotations
@@ -363,7 +363,7 @@ def _value_of(o):
 
 
 class _Replay:
-    """A forward segment as one pure function of its leaves (jitted on second sight)."""
+    """A forward segment as one pure function of its leaves (jitted by the cache)."""
 
     def __init__(self, spec):
         self.spec = [(info.fn, params, lins) for info, params, lins in spec]

@@ -14,7 +14,7 @@ most `SEGMENT_OPS`:
   its outputs' cotangents into its inputs'.
 
 Each segment function goes through the program cache, keyed by its
-renumbered nodes and input avals, so it is compiled on its second sight and
+renumbered nodes and input avals, so it is compiled once and
 the repeated segments of a loop (an unrolled RNN, a chain) share one
 executable. Compile time and memory grow linearly in the program's length.
 """
