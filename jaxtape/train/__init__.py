@@ -5,6 +5,9 @@ from jaxtape._src.checkpoint.checkpoint import (
     CheckpointLoadStatus,
     CheckpointManager,
     latest_checkpoint,
+    list_variables,
+    load_checkpoint,
+    load_variable,
 )
 from jaxtape._src.io.example_proto import (  # noqa: F401
     BytesList,

@@ -17,8 +17,8 @@ import re
 
 import numpy as np
 
-from jaxtape._src.checkpoint import storage
-from jaxtape._src.core import dtypes
+from jaxtape._src.checkpoint import storage, tf_bundle
+from jaxtape._src.core import dtypes, errors
 from jaxtape._src.state import trackable
 from jaxtape._src.state.scope import creating_state
 from jaxtape._src.state.variable import Variable
@@ -100,6 +100,8 @@ class Checkpoint:
     read = restore
 
     def _restore(self, path: str) -> CheckpointLoadStatus:
+        if tf_bundle.is_tf_checkpoint(path):
+            return self._restore_tf(path)
         saved = storage.read(path)
         graph = trackable.Graph(self._trackable_children())
         slots = graph.slots()
@@ -125,6 +127,32 @@ class Checkpoint:
                 unmatched.append(key)
         restored = {id(t) for t, _ in matched.values()}
         return CheckpointLoadStatus(self, graph.variables, unmatched, restored, path)
+
+    def _restore_tf(self, path: str) -> CheckpointLoadStatus:
+        """Restores a checkpoint written by TensorFlow (`path.index` and its
+        data files): each Variable by the object-graph path that reaches it
+        (`model/dense/kernel`; Keras 3's `_kernel` and layer lists too). As in
+        TF, a `root` is the checkpoint's root object (a SavedModel's
+        `variables/variables` restores into `Checkpoint(root=model)`)."""
+        reader = tf_bundle.BundleReader(path)
+        nodes = reader.object_graph()
+        roots = self._trackable_children()
+        if "root" in self._roots:
+            roots.pop("root")
+            roots = {**dict(trackable.children(self._roots["root"])), **roots}
+        found = tf_bundle.match_variables(roots, nodes)
+        matched = {}
+        for key, (target, tf_key) in found.items():
+            value = reader.get_tensor(tf_key)
+            _check_compatible(key, value, target, path)
+            matched[key] = (target, value)
+        for target, value in matched.values():
+            target.assign(value)
+        used = {tf_key for _, tf_key in found.values()}
+        unmatched = [k for k in tf_bundle.variable_keys(nodes) if k not in used]
+        restored = {id(t) for t, _ in matched.values()}
+        variables = trackable.Graph(roots).variables
+        return CheckpointLoadStatus(self, variables, unmatched, restored, path)
 
     def __repr__(self) -> str:
         return f"<jaxtape.train.Checkpoint roots={sorted(self._roots)}>"
@@ -332,3 +360,96 @@ class CheckpointManager:
 
 
 latest_checkpoint = storage.latest_checkpoint
+
+
+# -- reading a checkpoint's tensors by name (TF's `tf.train.load_checkpoint`) ---------
+class CheckpointReader:
+    """The saved tensors of one checkpoint, by name (TF's `CheckpointReader`).
+
+    A checkpoint written by TensorFlow (`prefix.index` and its data files)
+    is read without TensorFlow: its names are TF's checkpoint keys
+    (`model/layer/_kernel/.ATTRIBUTES/VARIABLE_VALUE`, and
+    `_CHECKPOINTABLE_OBJECT_GRAPH`). A jaxtape checkpoint's names are its
+    object paths (`model/dense/kernel`).
+    """
+
+    def __init__(self, path: str):
+        self._path = path
+        if tf_bundle.is_tf_checkpoint(path):
+            self._bundle: tf_bundle.BundleReader | None = tf_bundle.BundleReader(path)
+            self._values: dict = {}
+        else:
+            self._bundle = None
+            self._values = storage.read(path)
+
+    def _names(self) -> list:
+        return self._bundle.keys() if self._bundle else sorted(self._values)
+
+    def has_tensor(self, tensor_str) -> bool:
+        return tensor_str in set(self._names())
+
+    def get_tensor(self, tensor_str):
+        """The saved value (a NumPy array; a scalar string is `bytes`)."""
+        if self._bundle is not None:
+            value = self._bundle.get_tensor(tensor_str)
+        elif tensor_str in self._values:
+            value = self._values[tensor_str]
+        else:
+            raise errors.NotFoundError(
+                None, None, f"Key {tensor_str} not found in checkpoint"
+            )
+        return value.item() if value.dtype == object and value.ndim == 0 else value
+
+    def get_variable_to_shape_map(self) -> dict:
+        if self._bundle is not None:
+            return {k: list(self._bundle.shape(k)) for k in self._names()}
+        return {k: list(v.shape) for k, v in self._values.items()}
+
+    def get_variable_to_dtype_map(self) -> dict:
+        if self._bundle is not None:
+            raw = {k: self._bundle.dtype(k) for k in self._names()}
+        else:
+            raw = {k: v.dtype for k, v in self._values.items()}
+        return {
+            k: dtypes.string if d == np.dtype(object) else dtypes.as_dtype(d)
+            for k, d in raw.items()
+        }
+
+    def __repr__(self) -> str:
+        return f"<jaxtape.train.CheckpointReader {self._path!r}>"
+
+
+def _checkpoint_path(ckpt_dir_or_file) -> str:
+    """A checkpoint path, or the latest one of a directory (TF's lookup)."""
+    path = os.fspath(ckpt_dir_or_file)
+    if os.path.isdir(path) and not os.path.isdir(os.path.join(path, "manifest")):
+        latest = storage.latest_checkpoint(path)
+        if latest is None:
+            raise ValueError(
+                f"Couldn't find 'checkpoint' file or checkpoints in given directory "
+                f"{path}"
+            )
+        return latest
+    return path
+
+
+def load_checkpoint(ckpt_dir_or_file) -> CheckpointReader:
+    """A `CheckpointReader` for a checkpoint, or a directory's latest one
+    (TF's `tf.train.load_checkpoint`); reads TF's checkpoints too."""
+    return CheckpointReader(_checkpoint_path(ckpt_dir_or_file))
+
+
+def load_variable(ckpt_dir_or_file, name):
+    """The saved value of the tensor `name` (TF's `tf.train.load_variable`;
+    a name ending in `:0` is taken without it, as TF does)."""
+    if name.endswith(":0"):
+        name = name[:-2]
+    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
+
+
+def list_variables(ckpt_dir_or_file) -> list:
+    """`[(name, shape)]` of a checkpoint's tensors, sorted by name (TF's
+    `tf.train.list_variables`)."""
+    reader = load_checkpoint(ckpt_dir_or_file)
+    shapes = reader.get_variable_to_shape_map()
+    return [(name, shapes[name]) for name in sorted(shapes)]

@@ -450,4 +450,6 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None) -> str | None:
     latest, _ = read_state(os.fspath(checkpoint_dir), latest_filename)
     if latest is not None and not os.path.lexists(latest):
         _recover(latest)
+    if latest is not None and os.path.isfile(latest + ".index"):  # (TF's own)
+        return latest
     return latest if latest is not None and os.path.isdir(latest) else None
