@@ -11,6 +11,10 @@ calls it on one batch:
             layers' Python, then compiles);
   retraced_sig: the same with the export's input signature (batch size
             None: one symbolic trace for all batch sizes, as the export).
+  tf_loaded: (`--tf`) the export's TF SavedModel (written through jax2tf)
+            read by real TensorFlow, `signatures['serving_default']` called:
+            a process without jaxtape (the export's time includes
+            importing TensorFlow and writing the TF SavedModel).
 
 Columns: seconds to get the callable ("load": the export read, or the
 model built and its weights loaded), to its first result ("1st call":
@@ -20,7 +24,7 @@ retraced row, per process pair (the rows alternate), median over pairs.
 The model: a functional MLP 784 -> 4 x Dense(512, relu) -> 10 on a batch
 of 128 float32 rows; `--quick` uses 2 layers of 64.
 
-Run: python benchmarks/export.py [--repeat N] [--quick]
+Run: python benchmarks/export.py [--repeat N] [--quick] [--tf]
 """
 
 from __future__ import annotations
@@ -81,11 +85,37 @@ print(json.dumps({"load": t1 - t0, "first": t2 - t1, "steady": steady}))
 )
 
 
+# The same export read by real TensorFlow (its TF SavedModel, `--tf`): no
+# jaxtape in the process (TensorFlow runs the XlaCallModule ops), as TF Serving would.
+_TF_CHILD = r"""
+import json, os, statistics, sys, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np
+import tensorflow as tf
+export = sys.argv[2]
+x = tf.constant(np.random.default_rng(0).normal(size=(128, 784)).astype(np.float32))
+t0 = time.perf_counter()
+serve = tf.saved_model.load(export).signatures["serving_default"]
+t1 = time.perf_counter()
+serve(pixels=x)["output_0"].numpy()
+t2 = time.perf_counter()
+steady = []
+for _ in range(50):
+    t = time.perf_counter()
+    serve(pixels=x)["output_0"].numpy()
+    steady.append(time.perf_counter() - t)
+assert "jaxtape" not in sys.modules
+steady = statistics.median(steady)
+print(json.dumps({"load": t1 - t0, "first": t2 - t1, "steady": steady}))
+"""
+
+
 def _child(mode: str, export: str, weights: str, width: int, depth: int) -> dict:
     env = {**os.environ, "JAXTAPE_COMPILATION_CACHE": "0", "JAX_PLATFORMS": "cpu"}
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    code = _TF_CHILD if mode == "tf_loaded" else _CHILD
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode, export, weights, str(width), str(depth)],
+        [sys.executable, "-c", code, mode, export, weights, str(width), str(depth)],
         env=env,
         capture_output=True,
         text=True,
@@ -99,6 +129,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3, help="process pairs")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--tf",
+        action="store_true",
+        help="also write the TF SavedModel (export-tf) and time TF reading it",
+    )
     args = parser.parse_args()
     width, depth = (64, 2) if args.quick else (512, 4)
 
@@ -114,10 +149,14 @@ def main():
     rng = np.random.default_rng(1)
     model.set_weights([rng.normal(size=w.shape) * 0.05 for w in model.get_weights()])
     rows: dict[str, list[dict]] = {"loaded": [], "retraced": [], "retraced_sig": []}
+    options = None
+    if args.tf:
+        rows["tf_loaded"] = []
+        options = jaxtape.saved_model.SaveOptions(tf_saved_model=True)
     with tempfile.TemporaryDirectory() as tmp:
         export, weights = os.path.join(tmp, "export"), os.path.join(tmp, "m.weights.h5")
         t = time.perf_counter()
-        model.export(export, verbose=False)
+        model.export(export, verbose=False, options=options)
         export_s = time.perf_counter() - t
         model.save_weights(weights)
         for _ in range(args.repeat):  # alternating: the machine's drift is shared
@@ -143,7 +182,9 @@ def main():
             f"{m['steady'] * 1e6:10.0f}"
         )
     print()
-    for other in ("retraced", "retraced_sig"):
+    for other in ("retraced", "retraced_sig", "tf_loaded"):
+        if other not in rows:
+            continue
         pairs = zip(rows["loaded"], rows[other])
         ratio = statistics.median(
             (a["load"] + a["first"]) / (b["load"] + b["first"]) for a, b in pairs
