@@ -240,3 +240,18 @@ def test_without_tensorflow_the_save_fails_and_keeps_the_earlier_export(
         jaxtape.saved_model.save(model, path, options=TF_OPTIONS)
     assert sorted(os.listdir(path)) == before
     assert sorted(os.listdir(tmp_path)) == ["export"]
+
+
+def test_errors_name_the_spec_or_the_way_out(keras_export, tmp_path):
+    _, path = keras_export
+    loaded = jaxtape.saved_model.load(path)
+    wrong = np.ones((2, 5), np.float32)
+    with pytest.raises(jaxtape.errors.InvalidArgumentError, match="'features'"):
+        loaded.signatures["serving_default"](features=wrong)
+    with pytest.raises((ValueError, TypeError)):  # (TF's own check)
+        tf.saved_model.load(path).signatures["serving_default"](features=wrong)
+    # A SavedModel TensorFlow wrote: jaxtape reads its Variables, not its graph.
+    tf_only = str(tmp_path / "tf_only")
+    tf.saved_model.save(tf.Module(), tf_only)
+    with pytest.raises(NotImplementedError, match=r"Checkpoint\(root=model\)"):
+        jaxtape.saved_model.load(tf_only)

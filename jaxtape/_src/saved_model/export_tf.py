@@ -238,8 +238,22 @@ def _object_graph(tf, manifest: dict, values: dict):
 
 
 def write(export_dir: str) -> None:
-    """Writes a TF SavedModel of the jaxtape export in `export_dir` into it."""
+    """Writes a TF SavedModel of the jaxtape export in `export_dir` into it;
+    a failure raises ValueError naming the step (`save` then leaves any
+    earlier export as it was)."""
     tf, jax2tf = _tensorflow()
+    try:
+        _write(tf, jax2tf, export_dir)
+    except Exception as e:
+        raise ValueError(
+            "saved_model.save: the TensorFlow SavedModel (SaveOptions("
+            "tf_saved_model=True)) could not be written through jax2tf "
+            f"({type(e).__name__}: {e}). Save without tf_saved_model to get "
+            "jaxtape's export only."
+        ) from e
+
+
+def _write(tf, jax2tf, export_dir: str) -> None:
     manifest = _manifest.read(export_dir)
     values = storage.read(os.path.join(export_dir, _manifest.VARIABLES))
     root, nodes, variables = _object_graph(tf, manifest, values)

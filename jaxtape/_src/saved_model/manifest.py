@@ -97,10 +97,14 @@ def read(export_dir: str) -> dict:
     if not os.path.isfile(path):
         for name in ("saved_model.pb", "saved_model.pbtxt"):
             if os.path.isfile(os.path.join(export_dir, name)):
+                variables = os.path.join(export_dir, VARIABLES, VARIABLES)
                 raise NotImplementedError(
                     f"{export_dir} is a TensorFlow SavedModel ({name}); jaxtape "
-                    "reads only its own exports (manifest.json) so far. Load it with "
-                    "TensorFlow, or re-export the model with jaxtape.saved_model.save."
+                    "loads only its own exports (manifest.json) so far. Load it with "
+                    "TensorFlow, or restore its Variables into a jaxtape model of the "
+                    "same architecture with jaxtape.train.Checkpoint(root=model)"
+                    f".restore({variables!r}), then save that with "
+                    "jaxtape.saved_model.save."
                 )
         raise OSError(
             f"SavedModel file does not exist at: {path}. (jaxtape.saved_model.load "
