@@ -4,8 +4,9 @@ Real TensorFlow is the reader: `tensorflow.saved_model.load` runs the
 exported functions and signatures (the same `jax.export` programs, through
 jax2tf) and must give what the live jaxtape model and
 `jaxtape.saved_model.load` of the same directory give; `saved_model_cli`
-(a fresh process that never imports jaxtape) lists the signatures. Skipped
-without TensorFlow (the `export-tf` extra).
+(a fresh process that never imports jaxtape) lists the signatures. Those tests
+skip without TensorFlow (the `export-tf` extra); the platforms that the
+programs are lowered for (CPU and CUDA) are checked without it.
 """
 
 import json
@@ -19,8 +20,6 @@ import numpy as np
 import pytest
 
 import jaxtape
-
-tf = pytest.importorskip("tensorflow")
 
 pytestmark = pytest.mark.skipif(
     jax.default_backend() != "cpu", reason="the comparisons run on CPU"
@@ -92,7 +91,13 @@ def _keras_model():
 
 
 @pytest.fixture(scope="module")
-def keras_export(tmp_path_factory):
+def tf():
+    """Real TensorFlow (module scope, for the module's exports)."""
+    return pytest.importorskip("tensorflow")
+
+
+@pytest.fixture(scope="module")
+def keras_export(tf, tmp_path_factory):
     model = _keras_model()
     path = str(tmp_path_factory.mktemp("tf") / "keras")
     model.export(path, verbose=False, options=TF_OPTIONS)
@@ -100,7 +105,7 @@ def keras_export(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def net_export(tmp_path_factory):
+def net_export(tf, tmp_path_factory):
     net = _Net()
     ones = np.ones((2, 3), np.float32)
     net.scale(ones, 2.0)  # (two traces, saved as TF saves concrete functions)
@@ -116,7 +121,7 @@ def _rows(n, width, seed):
 
 
 @pytest.mark.parametrize("batch", [1, 7, 1000])
-def test_tensorflow_serves_the_keras_export_as_jaxtape_does(keras_export, batch):
+def test_tensorflow_serves_the_keras_export_as_jaxtape_does(tf, keras_export, batch):
     model, path = keras_export
     x = _rows(batch, 6, batch)
     want = model(x).numpy()
@@ -130,7 +135,7 @@ def test_tensorflow_serves_the_keras_export_as_jaxtape_does(keras_export, batch)
     np.testing.assert_array_equal(sig.numpy(), want)
 
 
-def test_tensorflow_sees_the_exported_variables(keras_export):
+def test_tensorflow_sees_the_exported_variables(tf, keras_export):
     model, path = keras_export
     loaded = tf.saved_model.load(path)
     for group in ("variables", "trainable_variables", "non_trainable_variables"):
@@ -143,7 +148,7 @@ def test_tensorflow_sees_the_exported_variables(keras_export):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
 
 
-def test_tensorflow_runs_the_module_functions_and_their_assignments(net_export):
+def test_tensorflow_runs_the_module_functions_and_their_assignments(tf, net_export):
     net, path = net_export
     loaded = tf.saved_model.load(path)
     x, y = _rows(5, 4, 0), _rows(5, 3, 1)
@@ -171,7 +176,7 @@ def test_tensorflow_runs_the_module_functions_and_their_assignments(net_export):
     )
 
 
-def test_tensorflow_differentiates_the_exported_function(net_export):
+def test_tensorflow_differentiates_the_exported_function(tf, net_export):
     net, path = net_export
     loaded = tf.saved_model.load(path)
     x = _rows(7, 4, 2)
@@ -185,18 +190,54 @@ def test_tensorflow_differentiates_the_exported_function(net_export):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_programs_are_lowered_for_cpu_and_cuda(net_export):
-    _, path = net_export
+class _Plain(jaxtape.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = jaxtape.Variable(np.eye(3, dtype="float32") * 2)
+
+    @jaxtape.function(input_signature=[jaxtape.TensorSpec([None, 3], jaxtape.float32)])
+    def apply(self, x):
+        return jaxtape.nn.softmax(jaxtape.matmul(x, self.w))
+
+
+class _Spectra(_Plain):
+    @jaxtape.function(input_signature=[jaxtape.TensorSpec([3, 3], jaxtape.float32)])
+    def spectrum(self, a):  # (no CUDA lowering: `eig` is LAPACK's)
+        return jaxtape.math.real(jaxtape.linalg.eigvals(a + self.w))
+
+
+@pytest.mark.parametrize("with_eig", [False, True])
+def test_programs_are_lowered_for_cpu_and_cuda(tmp_path, caplog, with_eig):
+    model = _Spectra() if with_eig else _Plain()
+    path = str(tmp_path / "export")
+    jaxtape.saved_model.save(model, path)
     with open(os.path.join(path, "manifest.json")) as f:
         manifest = json.load(f)
-    assert manifest["platforms"] == ["cpu", "cuda"]
+    platforms = {}
     for entry in manifest["programs"]:
         with open(os.path.join(path, entry["file"]), "rb") as f:
-            exported = jax.export.deserialize(bytearray(f.read()))
-        assert exported.platforms == ("cpu", "cuda"), entry["file"]
+            platforms[entry["function"]] = jax.export.deserialize(
+                bytearray(f.read())
+            ).platforms
+    assert platforms["apply"] == ("cpu", "cuda")
+    if with_eig:
+        assert platforms["spectrum"] == ("cpu",)
+        assert manifest["platforms"] == ["cpu"]
+        assert "could not be lowered for CUDA" in caplog.text
+        assert "spectrum" in caplog.text
+    else:
+        assert manifest["platforms"] == ["cpu", "cuda"]
+    loaded = jaxtape.saved_model.load(path)  # (and it runs here, on CPU)
+    x = np.array([[1.0, 2.0, 3.0]], np.float32)
+    np.testing.assert_array_equal(loaded.apply(x).numpy(), model.apply(x).numpy())
+    if with_eig:
+        a = np.diag([1.0, 3.0, 2.0]).astype("float32")
+        np.testing.assert_allclose(
+            np.sort(loaded.spectrum(a).numpy()), [3.0, 4.0, 5.0], rtol=1e-6
+        )
 
 
-def test_saved_model_cli_lists_the_signatures(net_export):
+def test_saved_model_cli_lists_the_signatures(tf, net_export):
     _, path = net_export
     cli = shutil.which("saved_model_cli")
     command = (
@@ -242,7 +283,7 @@ def test_without_tensorflow_the_save_fails_and_keeps_the_earlier_export(
     assert sorted(os.listdir(tmp_path)) == ["export"]
 
 
-def test_errors_name_the_spec_or_the_way_out(keras_export, tmp_path):
+def test_errors_name_the_spec_or_the_way_out(tf, keras_export, tmp_path):
     _, path = keras_export
     loaded = jaxtape.saved_model.load(path)
     wrong = np.ones((2, 5), np.float32)

@@ -39,7 +39,9 @@ from jaxtape._src.state.variable import Variable
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 _DEFAULT_SIGNATURE_ATTR = "_default_save_signature"  # TF's attribute name
 # Each program is lowered for both: an export made on a CPU machine runs on a
-# CUDA one and the reverse (`jax.export` picks the platform at call time).
+# CUDA one and the reverse (`jax.export` picks the platform at call time). A
+# program with an op that has no CUDA lowering (`linalg.eig`) is CPU's only,
+# and so is the export (with a warning).
 PLATFORMS = ("cpu", "cuda")
 
 
@@ -213,6 +215,7 @@ class _Exporter:
             if id(slot) not in self.var_index:
                 self._add(slot, path, captured=True)
         self.programs: list[dict] = []
+        self.cpu_only: list[tuple[str, str]] = []  # (function, why not CUDA)
         self._done: dict = {}
 
     def _add(self, v: Variable, path: str, captured: bool = False) -> None:
@@ -263,15 +266,23 @@ class _Exporter:
                 )
             used.append(self.var_index[id(v)])
         avals = [jax.ShapeDtypeStruct(s, d) for s, d in trace.avals]
-        try:
-            exported = jax.export.export(trace._plain, platforms=PLATFORMS)(
-                *avals, *trace.leaf_avals
-            )
-        except Exception as e:
+        exported, first = None, None
+        # (an op without a CUDA lowering, as `linalg.eig`: that program is CPU's)
+        for platforms in (PLATFORMS, ("cpu",)):
+            try:
+                exported = jax.export.export(trace._plain, platforms=platforms)(
+                    *avals, *trace.leaf_avals
+                )
+                break
+            except Exception as e:
+                first = first or e
+        if exported is None:
             raise ValueError(
                 f"saved_model.save: jaxtape.function {fn.__name__!r} could not be "
-                f"exported with jax.export ({type(e).__name__}: {e})."
-            ) from e
+                f"exported with jax.export ({type(first).__name__}: {first})."
+            ) from first
+        if tuple(exported.platforms) != PLATFORMS:
+            self.cpu_only.append((fn.__name__, f"{type(first).__name__}: {first}"))
         index = len(self.programs)
         name = f"{_manifest.PROGRAMS}/{index}-{_file_name(fn.__name__)}.jaxexport"
         with open(os.path.join(self.directory, name), "wb") as f:
@@ -568,13 +579,20 @@ def _write(obj, staging: str, signatures) -> None:
             "`call` is exported by Keras's `model.export`, not yet in jaxtape.)",
             obj,
         )
+    if exporter.cpu_only:
+        logging.getLogger("jaxtape").warning(
+            "saved_model.save: %s could not be lowered for CUDA (%s); the export "
+            "runs on CPU only.",
+            sorted({name for name, _ in exporter.cpu_only}),
+            exporter.cpu_only[0][1][:300],
+        )
     storage.write(os.path.join(staging, _manifest.VARIABLES), exporter.var_values)
     _manifest.write(
         os.path.join(staging, _manifest.MANIFEST),
         {
             "format": _manifest.FORMAT,
             "version": _manifest.VERSION,
-            "platforms": list(PLATFORMS),
+            "platforms": ["cpu"] if exporter.cpu_only else list(PLATFORMS),
             "objects": [[p, k] for p, k, _ in exporter.objects if p],
             "references": _references(exporter.objects),
             "variables": exporter.variables,
