@@ -122,8 +122,12 @@ class Model(TrainingMixin, Layer):
 
         for node in order:
             kwargs = {k: map_structure(value, v) for k, v in node.kwargs.items()}
-            if node.layer._call_takes_training:
-                kwargs.setdefault("training", training)
+            if node.layer._call_takes_training and (
+                training is not None or "training" not in kwargs
+            ):
+                # Keras: the model's `training` wins over one given at the
+                # layer's symbolic call (a recorded `training=True`)
+                kwargs["training"] = training
             out = node.layer(
                 map_structure(value, node.inputs),
                 *map_structure(value, node.args),

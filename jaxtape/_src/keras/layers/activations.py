@@ -136,6 +136,8 @@ def _thresholded_relu(x, theta):
 class ThresholdedReLU(Layer):
     """`x` where `x > theta`, else 0 (tf.keras's legacy layer, kept in TF 2.21)."""
 
+    _SAVED_MODULE = "keras._legacy.layers"
+
     def __init__(self, theta=1.0, **kwargs):
         super().__init__(**kwargs)
         if theta is None:

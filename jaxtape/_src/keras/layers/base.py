@@ -150,7 +150,6 @@ def _check_layer_name(name) -> None:
         )
 
 
-
 def _is_shape(shape) -> bool:
     """A shape (not a structure of shapes): a TensorShape or a tuple/list of
     ints and Nones."""

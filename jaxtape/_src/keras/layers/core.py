@@ -8,17 +8,21 @@ fused XLA computation. `_KernelLayer` is what Dense and the convolutions share.
 
 from __future__ import annotations
 
+import base64
 import inspect
+import marshal
+import types
 from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import config, dtypes
+from jaxtape._src.core import config, dtypes, registry
 from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import TensorShape
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import activations, constraints, regularizers, serialization
+from jaxtape._src.keras import config as keras_config
 from jaxtape._src.keras.keras_tensor import KerasTensor
 from jaxtape._src.keras.layers.base import Layer, unique_name
 from jaxtape._src.keras.layers.input_spec import InputSpec
@@ -433,8 +437,11 @@ class Lambda(Layer):
     input shape) is what `compute_output_shape` returns; `mask` (a value or
     `mask(inputs, previous_mask)`) is what `compute_mask` returns.
 
-    Differences from Keras: the config holds the Python function itself (a
-    round trip through `from_config` works; a `.keras` file cannot hold it).
+    The config holds the functions as Keras's: a Python lambda as its
+    marshalled bytecode (`__lambda__`; loading it needs `safe_mode=False` or
+    `keras.config.enable_unsafe_deserialization()`, as Keras), a named
+    function by its name (found in `custom_objects` or the registered
+    objects on load), so `.keras` files move both ways with tf.keras.
     """
 
     def __init__(
@@ -475,13 +482,74 @@ class Lambda(Layer):
         return (tuple(input_shape)[0], *tuple(self._output_shape))
 
     def get_config(self):
-        cfg = {**super().get_config(), "function": self.function}
+        cfg = {**super().get_config(), "function": _function_config(self.function)}
         if self._output_shape is not None:
-            cfg["output_shape"] = self._output_shape
+            cfg["output_shape"] = (
+                _function_config(self._output_shape)
+                if callable(self._output_shape)
+                else self._output_shape
+            )
         if self.mask is not None:
-            cfg["mask"] = self.mask
+            cfg["mask"] = (
+                _function_config(self.mask) if callable(self.mask) else self.mask
+            )
         cfg["arguments"] = dict(self.arguments)
         return cfg
+
+    @classmethod
+    def from_config(cls, config: dict) -> Any:
+        config = dict(config)
+        for key in ("function", "output_shape", "mask"):
+            config[key] = _function_from_config(config.get(key))
+        shape = config.get("output_shape")
+        if isinstance(shape, list) and all(
+            isinstance(d, (int, type(None))) for d in shape
+        ):
+            config["output_shape"] = tuple(shape)
+        if config["output_shape"] is None:
+            del config["output_shape"]
+        if config["mask"] is None:
+            del config["mask"]
+        return cls(**config)
+
+
+def _function_config(fn) -> Any:
+    """Keras's entry for a Lambda's function: a Python lambda as marshalled
+    bytecode (`__lambda__`, Keras's `func_dump`), a named one by name."""
+    if isinstance(fn, types.LambdaType) and fn.__name__ == "<lambda>":
+        closure = fn.__closure__
+        return {
+            "class_name": "__lambda__",
+            "config": {
+                "code": base64.b64encode(marshal.dumps(fn.__code__)).decode("ascii"),
+                "defaults": fn.__defaults__,
+                "closure": None
+                if not closure
+                else tuple(c.cell_contents for c in closure),
+            },
+        }
+    return serialization.LAYERS.serialize_object(fn)
+
+
+def _function_from_config(entry) -> Any:
+    """The function of a `_function_config` entry (other values as given): a
+    lambda only outside safe mode (Keras's ValueError), a named function from
+    `custom_objects`/the registered objects (Keras's TypeError if none)."""
+    if not isinstance(entry, dict) or "class_name" not in entry:
+        return entry
+    if entry["class_name"] == "__lambda__":
+        # cycle: saving -> layers -> core -> saving
+        from jaxtape._src.keras import saving
+
+        return saving._with_lambdas(
+            entry, safe=keras_config.in_safe_mode() is not False
+        )
+    if entry["class_name"] == "function":
+        found = registry.get_registered_object(entry.get("config"))
+        if found is None:
+            raise serialization.LAYERS.not_found("function", entry.get("config"), entry)
+        return found
+    return entry
 
 
 class TimeDistributed(Layer):

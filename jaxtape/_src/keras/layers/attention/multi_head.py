@@ -678,5 +678,9 @@ class GroupedQueryAttention(_MultiInputLayer):
             "seed": self.seed,
         }
 
+    def _serialize(self) -> dict:
+        # Keras files it by its exported name; tf.keras loads no other
+        return {**super()._serialize(), "class_name": "GroupQueryAttention"}
+
 
 GroupQueryAttention = GroupedQueryAttention  # tf.keras's (and Keras's export) name

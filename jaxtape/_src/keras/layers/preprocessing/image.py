@@ -335,11 +335,11 @@ def _factor_pair(layer, factor, bounds, name="factor"):
     if isinstance(factor, (tuple, list)):
         if len(factor) != 2 or factor[0] > bounds[1] or factor[1] < bounds[0]:
             raise ValueError(text)
-        lower, upper = sorted(float(f) for f in factor)
+        lower, upper = sorted(factor)  # (as given: ints stay ints, as Keras's)
     elif isinstance(factor, (int, float)):
         if factor < bounds[0] or factor > bounds[1]:
             raise ValueError(text)
-        f = abs(float(factor))
+        f = abs(factor)
         lower, upper = max(-f, bounds[0]), f
     else:
         raise ValueError(text)

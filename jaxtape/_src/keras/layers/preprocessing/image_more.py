@@ -663,6 +663,8 @@ class RandomHeight(_RandomSizeLayer):
     random factor cannot run inside `jaxtape.function` (NotImplementedError).
     """
 
+    _SAVED_MODULE = "keras._legacy.layers"
+
     _axis = -3
 
 
@@ -672,6 +674,8 @@ class RandomWidth(_RandomSizeLayer):
 
     Differences from Keras: as `RandomHeight`.
     """
+
+    _SAVED_MODULE = "keras._legacy.layers"
 
     _axis = -2
 
