@@ -140,15 +140,18 @@ class Checkpoint:
         if "root" in self._roots:
             roots.pop("root")
             roots = {**dict(trackable.children(self._roots["root"])), **roots}
-        found = tf_bundle.match_variables(roots, nodes)
+        match = tf_bundle.Match(roots, nodes)
         matched = {}
-        for key, (target, tf_key) in found.items():
+        for key, (target, tf_key) in match.variables.items():
             value = reader.get_tensor(tf_key)
             _check_compatible(key, value, target, path)
             matched[key] = (target, value)
         for target, value in matched.values():
             target.assign(value)
-        used = {tf_key for _, tf_key in found.values()}
+        for layer, relative_path, tf_key in match.deferred:  # (not built yet)
+            trackable.defer(layer, relative_path, reader.get_tensor(tf_key))
+        used = {tf_key for _, tf_key in match.variables.values()}
+        used.update(tf_key for _, _, tf_key in match.deferred)
         unmatched = [k for k in tf_bundle.variable_keys(nodes) if k not in used]
         restored = {id(t) for t, _ in matched.values()}
         variables = trackable.Graph(roots).variables

@@ -384,23 +384,46 @@ def _tf_layer_list(nodes: list, node_id: int) -> list[int]:
     return []
 
 
-def match_variables(roots: dict, nodes: list) -> dict[str, tuple[Variable, str]]:
-    """`{jaxtape path: (Variable, TF checkpoint key)}` for each Variable under `roots`
-    (`{name: object}`, as `trackable.Graph` takes them) found in TF's object
-    graph `nodes` by walking both from their roots, breadth first."""
-    out: dict[str, tuple[Variable, str]] = {}
-    queue = [(name, obj, _tf_child(nodes, 0, name)) for name, obj in roots.items()]
-    seen: set[int] = set()
-    while queue:
-        path, obj, node_id = queue.pop(0)
-        if node_id is None or id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        attributes = nodes[node_id]["attributes"]
-        if isinstance(obj, Variable):
-            if VARIABLE_VALUE in attributes:
-                out[path] = (obj, attributes[VARIABLE_VALUE])
-            continue
+class Match:
+    """TF's object graph `nodes` walked together with jaxtape's objects from
+    `roots` (`{name: object}`, as `trackable.Graph` takes them), breadth
+    first: `variables` is `{jaxtape path: (Variable, TF checkpoint key)}`;
+    `deferred` is `[(Keras layer, attribute, TF key)]` for the values of a
+    layer's own Variables that it has not created yet (not built: TF's
+    deferred restoration), named as jaxtape's layers name them (Keras 3's
+    `_kernel` as `kernel`)."""
+
+    def __init__(self, roots: dict, nodes: list):
+        self.nodes = nodes
+        self.variables: dict[str, tuple[Variable, str]] = {}
+        self.deferred: list[tuple[object, str, str]] = []
+        visits = []  # (object, TF node, TF children its own children took)
+        queue = [(name, obj, _tf_child(nodes, 0, name)) for name, obj in roots.items()]
+        seen: set[int] = set()
+        while queue:
+            path, obj, node_id = queue.pop(0)
+            if node_id is None or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            attributes = nodes[node_id]["attributes"]
+            if isinstance(obj, Variable):
+                if VARIABLE_VALUE in attributes:
+                    self.variables[path] = (obj, attributes[VARIABLE_VALUE])
+                continue
+            taken: set[int] = set()
+            visits.append((obj, node_id, taken))
+            for item in self._children(path, obj, node_id):
+                if item[2] is not None:
+                    taken.add(item[2])
+                queue.append(item)
+        matched = {key for _, key in self.variables.values()}
+        for obj, node_id, taken in visits:
+            if hasattr(obj, "add_weight"):  # (a Keras layer or model)
+                self._defer(obj, node_id, taken, matched)
+
+    def _children(self, path: str, obj, node_id: int):
+        """`(path, jaxtape child, TF node)` for the children of `obj`."""
+        nodes = self.nodes
         keras_variables = getattr(obj, "_keras_variables", None)
         listed = _tf_child(nodes, node_id, "variables")
         if keras_variables is not None and listed is not None:
@@ -408,7 +431,7 @@ def match_variables(roots: dict, nodes: list) -> dict[str, tuple[Variable, str]]
             # counter, the learning rate, then the slots), as jaxtape's are.
             items = nodes[listed]["children"]
             for i, v in enumerate(keras_variables()):
-                queue.append((f"{path}/_variables/{i}", v, items.get(str(i))))
+                yield (f"{path}/_variables/{i}", v, items.get(str(i)))
         for name, child in trackable.children(obj):
             child_path = f"{path}/{trackable._escape(name)}"
             child_id = _tf_child(nodes, node_id, name)
@@ -417,21 +440,27 @@ def match_variables(roots: dict, nodes: list) -> dict[str, tuple[Variable, str]]
                 and name in _KERAS_LAYER_LISTS
                 and isinstance(child, (list, tuple))
             ):
-                mine = [
-                    (i, layer)
-                    for i, layer in enumerate(child)
-                    if _holds_variables(layer)
-                ]
+                mine = [(i, x) for i, x in enumerate(child) if _holds_variables(x)]
                 theirs = [
                     i
                     for i in _tf_layer_list(nodes, node_id)
                     if _tf_holds_variables(nodes, i)
                 ]
                 for (i, layer), tf_id in zip(mine, theirs):
-                    queue.append((f"{child_path}/{i}", layer, tf_id))
+                    yield (f"{child_path}/{i}", layer, tf_id)
                 continue
-            queue.append((child_path, child, child_id))
-    return out
+            yield (child_path, child, child_id)
+
+    def _defer(self, layer, node_id: int, taken: set, matched: set) -> None:
+        """The layer's own saved Variables (its direct children in TF's
+        graph) that no jaxtape Variable took: the ones `build` makes."""
+        for name, i in self.nodes[node_id]["children"].items():
+            key = self.nodes[i]["attributes"].get(VARIABLE_VALUE)
+            if i in taken or key is None or key in matched:
+                continue
+            matched.add(key)
+            name = name[1:] if name.startswith("_") else name
+            self.deferred.append((layer, trackable._escape(name), key))
 
 
 def variable_keys(nodes: list) -> list[str]:
