@@ -4,6 +4,9 @@ from jaxtape._src.distribute.input_lib import (  # noqa: F401
     DistributedDataset,
     DistributedIterator,
 )
+from jaxtape._src.distribute.multi_worker import (  # noqa: F401
+    MultiWorkerMirroredStrategy,
+)
 from jaxtape._src.distribute.replica import ReplicaContext  # noqa: F401
 from jaxtape._src.distribute.strategy import (  # noqa: F401
     InputContext,

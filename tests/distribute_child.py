@@ -1,9 +1,11 @@
 """Runs tf.distribute checks on N devices and prints one JSON object.
 
-`python tests/distribute_child.py jaxtape N` (N virtual CPU devices through
-XLA_FLAGS, set here before JAX starts) or `... tensorflow N` (real TF with N
-logical CPU devices): the same code under both, so that tests/test_distribute.py
-compares the two outputs key by key.
+`python tests/distribute_child.py jaxtape N CHECKS` (N virtual CPU devices
+through XLA_FLAGS, set here before JAX starts) or `... tensorflow N CHECKS`
+(real TF with N logical CPU devices): the same code under both, so that
+tests/test_distribute.py compares the two outputs key by key. CHECKS:
+`name@replicas,...` (the MirroredStrategy of a check spans that many of the
+devices; all of them by default), e.g. `training@2,training@8`.
 """
 
 from __future__ import annotations
@@ -26,11 +28,8 @@ if BACKEND == "tensorflow":
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * N
     )
-    DEVICES = [f"/cpu:{i}" for i in range(N)]
 else:
     import jaxtape as tf
-
-    DEVICES = None
 
 GB = 16  # the global batch
 rng = np.random.default_rng(0)
@@ -45,15 +44,18 @@ W0 = [
 out: dict = {}
 
 
-_strategies: list = []
+_strategies: dict = {}
+REPLICAS = N  # the replicas of `mirrored()` for the check being run
 
 
 def mirrored():
-    """One MirroredStrategy for the whole run (TF's collective instance keys
-    collide across several: "Shape mismatch in the collective instance")."""
-    if not _strategies:
-        _strategies.append(tf.distribute.MirroredStrategy(DEVICES))
-    return _strategies[0]
+    """One MirroredStrategy per replica count for the whole run (TF's
+    collective instance keys collide across several: "Shape mismatch in the
+    collective instance")."""
+    if REPLICAS not in _strategies:
+        devices = [f"/cpu:{i}" for i in range(REPLICAS)]
+        _strategies[REPLICAS] = tf.distribute.MirroredStrategy(devices)
+    return _strategies[REPLICAS]
 
 
 def model(ws, x):
@@ -106,7 +108,7 @@ def check_training():
     """Adam through `apply_gradients` on N replicas vs one device (jaxtape)."""
     one = tf.distribute.OneDeviceStrategy("/cpu:0")
     base_losses, base_w, _ = train(one, True)
-    for compiled in (True, False) if N <= 2 else (True,):
+    for compiled in (True, False) if REPLICAS <= 2 else (True,):
         losses, ws, step = train(mirrored(), compiled)
         key = "compiled" if compiled else "eager"
         out[f"train_{key}_loss_diff"] = float(
@@ -217,8 +219,8 @@ def check_datasets():
     out["splits"] = splits
 
     def dataset_fn(ctx):
-        size = ctx.get_per_replica_batch_size(2 * N)
-        return tf.data.Dataset.range(4 * N).batch(size)
+        size = ctx.get_per_replica_batch_size(2 * REPLICAS)
+        return tf.data.Dataset.range(4 * REPLICAS).batch(size)
 
     out["from_function"] = [
         [t.numpy().tolist() for t in strategy.experimental_local_results(x)]
@@ -273,6 +275,23 @@ def check_keras():
     }
 
 
+def check_multiworker():
+    """TF_CONFIG's cluster (this process one worker): the tutorial step on
+    every worker's devices vs one local device with the same global batch."""
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    import jax
+
+    losses, ws, _ = train(strategy, True)
+    base_losses, base_w, _ = train(tf.distribute.OneDeviceStrategy("/cpu:0"), True)
+    out["multiworker"] = {
+        "process": jax.process_index(),
+        "replicas": strategy.num_replicas_in_sync,
+        "should_checkpoint": strategy.extended.should_checkpoint,
+        "loss_diff": float(np.abs(np.array(losses) - np.array(base_losses)).max()),
+        "weights_diff": max(float(np.abs(a - b).max()) for a, b in zip(ws, base_w)),
+    }
+
+
 def error_of(fn):
     try:
         fn()
@@ -319,6 +338,11 @@ def check_errors():
     ]
 
 
-for check in sys.argv[3].split(","):
-    globals()[f"check_{check}"]()
-print("JSON" + json.dumps(out))
+results = {}
+for spec in sys.argv[3].split(","):  # `name@replicas` (default: every device)
+    name, _, replicas = spec.partition("@")
+    REPLICAS = int(replicas or N)
+    out = {}
+    globals()[f"check_{name}"]()
+    results[spec] = out
+print("JSON" + json.dumps(results))

@@ -3,7 +3,9 @@
 Several devices need `XLA_FLAGS=--xla_force_host_platform_device_count=N`
 before JAX starts, so the multi-device checks run in child processes
 (tests/distribute_child.py, one JSON object each), started together: jaxtape
-on 2 and 8 virtual CPU devices, TF 2.21 on 2 logical CPU devices.
+on 2 and 8 virtual CPU devices, TF 2.21 on 2 logical CPU devices, and two
+jaxtape workers (2 devices each) joined by TF_CONFIG through jax.distributed
+on loopback.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 
@@ -21,11 +24,10 @@ import pytest
 import jaxtape
 
 CHILD = pathlib.Path(__file__).with_name("distribute_child.py")
-ALL = "training,manual_training,replica_semantics,datasets,errors"
-RUNS = {
-    ("jaxtape", 2): ALL,
-    ("jaxtape", 8): "training,keras",
-    ("tensorflow", 2): "manual_training,replica_semantics,datasets,errors",
+PARITY = "manual_training@2,replica_semantics@2,datasets@2,errors@2"
+RUNS = {  # one jaxtape process of 8 devices serves the 2-replica checks too
+    ("jaxtape", 8): f"training@2,training@8,keras@8,{PARITY}",
+    ("tensorflow", 2): PARITY,
 }
 
 
@@ -44,6 +46,20 @@ def children():
             text=True,
             env=env,
         )
+    port = _free_port()
+    workers = [f"127.0.0.1:{port}", f"127.0.0.1:{_free_port()}"]
+    for i in range(2):  # two workers on loopback, 2 devices each
+        config = {
+            "cluster": {"worker": workers},
+            "task": {"type": "worker", "index": i},
+        }
+        procs["worker", i] = subprocess.Popen(
+            [sys.executable, str(CHILD), "jaxtape", "2", "multiworker@4"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**env, "TF_CONFIG": json.dumps(config)},
+        )
     out = {}
     for key, proc in procs.items():
         text, _ = proc.communicate(timeout=300)
@@ -52,17 +68,31 @@ def children():
     return out
 
 
-def _result(children, backend, n):
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _result(children, backend, n, check):
     if (backend, n) not in children:
         pytest.skip("TensorFlow (the parity extra) is not installed")
     got = children[backend, n]
     assert isinstance(got, dict), got
-    return got
+    return got[check]
+
+
+def _ours(children, check):
+    return _result(children, "jaxtape", 8, check)
+
+
+def _tfs(children, check):
+    return _result(children, "tensorflow", 2, check)
 
 
 @pytest.mark.parametrize("n", [2, 8])
 def test_mirrored_training_equals_one_device(children, n):
-    got = _result(children, "jaxtape", n)
+    got = _ours(children, f"training@{n}")
     modes = ["compiled", "eager"] if n == 2 else ["compiled"]
     for mode in modes:
         assert got[f"train_{mode}_loss_diff"] < 1e-5, mode
@@ -71,14 +101,14 @@ def test_mirrored_training_equals_one_device(children, n):
 
 @pytest.mark.parametrize("n", [2, 8])
 def test_distributed_step_is_one_program_with_one_all_reduce(children, n):
-    hlo = _result(children, "jaxtape", n)["hlo"]
+    hlo = _ours(children, f"training@{n}")["hlo"]
     assert hlo["traces"] == 1
     # The gradients of all four variables (and the loss) in one all-reduce.
     assert hlo["all_reduce"] + hlo["all_reduce_start"] == 1
 
 
 def test_keras_fit_evaluate_predict_on_8_replicas_equal_one_device(children):
-    got = _result(children, "jaxtape", 8)["keras"]
+    got = _ours(children, "keras@8")["keras"]
     assert got["mirrored"] == 8
     (one, many), (one_eval, many_eval) = got["history"], got["evaluate"]
     for name in one:
@@ -87,30 +117,45 @@ def test_keras_fit_evaluate_predict_on_8_replicas_equal_one_device(children):
     assert got["predict_diff"] < 1e-5 and got["weights_diff"] < 1e-5
 
 
+@pytest.mark.parametrize("worker", [0, 1])
+def test_multi_worker_training_from_tf_config_equals_one_device(children, worker):
+    got = _result(children, "worker", worker, "multiworker@4")["multiworker"]
+    assert got["process"] == worker and got["replicas"] == 4
+    assert got["should_checkpoint"] == (worker == 0)  # the chief's job, as in TF
+    assert got["loss_diff"] < 1e-5 and got["weights_diff"] < 1e-5
+
+
 @pytest.mark.parametrize(
-    "key", ["manual_losses", "manual_weights", "reduce_axis", "splits", "from_function"]
+    "check, key",
+    [
+        ("manual_training@2", "manual_losses"),
+        ("manual_training@2", "manual_weights"),
+        ("replica_semantics@2", "reduce_axis"),
+        ("datasets@2", "splits"),
+        ("datasets@2", "from_function"),
+    ],
 )
-def test_matches_tensorflow_mirrored_strategy(children, key):
-    ours, theirs = _result(children, "jaxtape", 2), _result(children, "tensorflow", 2)
+def test_matches_tensorflow_mirrored_strategy(children, check, key):
+    ours, theirs = _ours(children, check)[key], _tfs(children, check)[key]
     if key.startswith("manual"):
         np.testing.assert_allclose(
-            np.concatenate([np.ravel(x) for x in ours[key]]),
-            np.concatenate([np.ravel(x) for x in theirs[key]]),
+            np.concatenate([np.ravel(x) for x in ours]),
+            np.concatenate([np.ravel(x) for x in theirs]),
             rtol=1e-5,
             atol=1e-6,
         )
     else:
-        assert ours[key] == theirs[key]
+        assert ours == theirs
 
 
 @pytest.mark.parametrize("mode", ["eager", "compiled"])
 def test_replica_context_and_aggregation_match_tensorflow(children, mode):
-    ours, theirs = _result(children, "jaxtape", 2), _result(children, "tensorflow", 2)
-    assert ours[f"replica_{mode}"] == theirs["replica_compiled"]
+    ours = _ours(children, "replica_semantics@2")[f"replica_{mode}"]
+    assert ours == _tfs(children, "replica_semantics@2")["replica_compiled"]
 
 
 def test_errors_and_contexts_match_tensorflow(children):
-    ours, theirs = _result(children, "jaxtape", 2), _result(children, "tensorflow", 2)
+    ours, theirs = _ours(children, "errors@2"), _tfs(children, "errors@2")
     assert ours["contexts"] == theirs["contexts"]
     for name, (kind, message) in theirs["errors"].items():
         got_kind, got_message = ours["errors"][name]

@@ -108,8 +108,12 @@ def _split_one(it, strategy, x):
     sizes = _sizes(it._full, n)
     if value.shape[0] == it._full and len(set(sizes)) == 1:
         return PerReplica(
-            strategy=strategy,
-            global_value=Tensor(jax.device_put(value, ext._split)),
+            strategy=strategy, global_value=Tensor(ext._put(value, ext._split))
+        )
+    if ext._multi_process:
+        raise NotImplementedError(
+            f"A batch of {value.shape[0]} does not split evenly across "
+            f"{n} replicas on several workers; batch with `drop_remainder=True`."
         )
     parts, start = [], 0
     for size, device in zip(sizes, ext._devices):
@@ -122,6 +126,11 @@ def _split_one(it, strategy, x):
 def _next_round(it: DistributedIterator):
     strategy = it._strategy
     n = strategy.num_replicas_in_sync
+    if strategy.extended._multi_process:
+        raise NotImplementedError(
+            "distribute_datasets_from_function across several workers is not "
+            "supported yet; use experimental_distribute_dataset."
+        )
     elements = [next(it._iterator) for _ in range(n)]
     if n == 1:
         return elements[0]

@@ -115,6 +115,16 @@ class StrategyExtended:
         self._mesh = Mesh(np.array(self._devices, dtype=object), (AXIS,))
         self._replicated = NamedSharding(self._mesh, P())
         self._split = NamedSharding(self._mesh, P(AXIS))
+        here = jax.process_index()
+        self._multi_process = any(d.process_index != here for d in self._devices)
+
+    def _put(self, value, sharding):
+        """`value` laid out by `sharding`; across processes, from the same
+        host value on every worker (each keeps its devices' blocks)."""
+        if not self._multi_process:
+            return jax.device_put(value, sharding)
+        host = np.asarray(value)
+        return jax.make_array_from_callback(host.shape, sharding, lambda i: host[i])
 
     @property
     def worker_devices(self) -> tuple:
@@ -169,7 +179,7 @@ class StrategyExtended:
             where = (
                 self._split if even else self._replicated if n > 1 else self._devices[0]
             )
-            return Tensor(jax.device_put(value, where))
+            return Tensor(self._put(value, where))
 
         return _map_structure(place, data)
 
@@ -232,6 +242,11 @@ class Strategy:
                 return fn(*args, **kwargs)
         if context.state.function_depth > 0:
             return _run_spmd(self, fn, args, kwargs)
+        if self._extended._multi_process:
+            raise NotImplementedError(
+                "strategy.run across several workers runs compiled only: call it "
+                "inside a jaxtape.function (TF's tutorial `distributed_train_step`)."
+            )
         return _run_threads(self, fn, args, kwargs)
 
     def reduce(self, reduce_op, value, axis=None):
@@ -375,7 +390,13 @@ def _resolve(devices) -> list:
     out = []
     for d in devices:
         if isinstance(d, str):
-            out.append(_device.resolve(_device.parse(d), d))
+            spec = _device.parse(d)
+            found = _device.resolve(spec, d)
+            if found.process_index != jax.process_index():  # another worker's
+                kind = spec.kind or "CPU"
+                local = [x for x in jax.local_devices() if _device.kind_of(x) == kind]
+                found = local[min(spec.index or 0, len(local) - 1)] if local else found
+            out.append(found)
         else:
             out.append(d)
     return out
