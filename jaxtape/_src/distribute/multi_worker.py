@@ -18,6 +18,7 @@ import json
 import os
 
 import jax
+import jax.core
 import numpy as np
 from jax.experimental import multihost_utils
 
