@@ -14,6 +14,16 @@ the same serialized programs, embedded by `jax2tf.convert` as
 `XlaCallModule` ops for the platforms they were exported for, with `None`
 sizes as jax2tf's symbolic dimensions and gradients (jax2tf's
 `with_gradient`). Needs TensorFlow (the `export-tf` extra).
+
+Differences from a SavedModel TensorFlow writes: a program with integer
+outputs (a train step returning a step counter) has no gradient in TF
+(jax2tf cannot differentiate it); a function saved without an
+input_signature keeps one concrete function per trace, but its Python
+defaults are not saved (pass every argument); optimizer slots and random
+generator states that no attribute reaches are saved under the root's
+`_jaxtape_captured` list (TF would refuse untracked resources); loading
+logs TF's warning "Importing a function ... with ops with unsaved custom
+gradients" (jax2tf's gradients still work).
 """
 
 from __future__ import annotations
@@ -48,12 +58,7 @@ def _tensorflow():
 
 def _poly_shape(aval) -> str:
     """jax2tf's polymorphic shape for an exported input (its symbols kept)."""
-    return (
-        "("
-        + ", ".join(str(d) for d in aval.shape)
-        + ("," if len(aval.shape) == 1 else "")
-        + ")"
-    )
+    return "(" + ", ".join(str(d) for d in aval.shape) + ")"
 
 
 class _Program:
