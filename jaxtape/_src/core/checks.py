@@ -64,7 +64,8 @@ def host(v):
     force = getattr(v, "force", None)
     if force is not None:
         v = force()
-    if isinstance(v, jax.Array):  # waiting, then reading: faster than reading a busy buffer
+    if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer):
+        # Waiting, then reading: faster than reading a buffer still computed.
         v = v.block_until_ready()
     return np.asarray(v)
 

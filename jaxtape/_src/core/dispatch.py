@@ -41,6 +41,7 @@ class OpInfo:
         "differentiable",
         "deferrable",
         "check",
+        "compiled",
     )
 
     def __init__(
@@ -65,6 +66,9 @@ class OpInfo:
         # `check(xp, *input_values, *params)`: TF's run-time argument checks
         # (`core/checks`), run before the op; None for most ops.
         self.check = check
+        # The eager call as one compiled dispatch (`_run_compiled`): None
+        # until first used, False for ops that cannot be (or already are).
+        self.compiled: Any = None if deferrable and eager is None else False
 
 
 class _NoGradient:
@@ -678,8 +682,13 @@ def dispatch(info: OpInfo, args: Sequence[Any], params: tuple) -> Any:
             checks.run(info.check, vals, params)
     if _state.device is not None:
         vals = [_placed(v) for v in vals]
-    if _state.static and _state.function_depth and _foldable(vals):
-        out = _folded(info, vals, params)
+    if _state.function_depth:
+        if _state.static and _foldable(vals):
+            out = _folded(info, vals, params)
+        else:
+            out = device.run(info.eager, vals, params)
+    elif info.compiled is not False:
+        out = _run_compiled(info, vals, params)
     else:
         out = device.run(info.eager, vals, params)
     if _output_check is not None:  # `enable_check_numerics` (one global read)
@@ -692,6 +701,55 @@ def dispatch(info: OpInfo, args: Sequence[Any], params: tuple) -> Any:
     for tape in tapes:
         tape._record(info, params, objs, out)
     return out
+
+
+# -- eager ops as compiled calls --------------------------------------------------
+# JAX runs an eager `jnp` call through its Python dispatch (35-55 us for a
+# reshape or a multiply here); the same body under `jax.jit` is one call into
+# its C++ fast path (~11 us) and compiles once per shape, as the primitive
+# would. Only deferrable ops: their bodies are the ones a recording tape
+# already runs traced, so tracing them changes nothing they compute.
+def _run_compiled(info: OpInfo, vals, params):
+    compiled = info.compiled
+    if compiled is None:
+        compiled = info.compiled = jax.jit(_call_body(info.fn), static_argnums=1)
+    try:
+        return compiled(vals, _Params(params) if params else ())
+    except Exception:  # value-dependent, unhashable params, bad input...
+        out = device.run(info.eager, vals, params)  # (raises what eager raises)
+    info.compiled = False  # it runs eagerly but not compiled: eagerly from now on
+    return out
+
+
+def _call_body(fn):
+    def body(vals, params):
+        return fn(*vals, *(params.params if params else ()))
+
+    return body
+
+
+class _Params:
+    """An op's parameters as `jax.jit`'s static argument, told apart by type
+    too: `2` and `2.0` (or `1` and `True`) are equal keys to `jit`, where
+    TF's op may accept one and refuse the other."""
+
+    __slots__ = ("params", "_key")
+
+    def __init__(self, params: tuple):
+        self.params = params
+        self._key = _typed(params)
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Params and self._key == other._key
+
+
+def _typed(p):
+    if type(p) is tuple:
+        return tuple([_typed(x) for x in p])
+    return (type(p), p)
 
 
 # -- trace-time constant folding ------------------------------------------------

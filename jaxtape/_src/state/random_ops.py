@@ -8,9 +8,10 @@ numbers differ from TF's (a different generator), the behaviour does not.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 
@@ -197,8 +198,8 @@ class Generator:
             if isinstance(state, jax.core.Tracer):
                 new, data = _advance(state)
             else:
-                new, data = _advance_on_host(np.asarray(state))
-                new = jnp.asarray(new)
+                new, host_data = _advance_on_host(np.asarray(state))
+                new, data = jnp.asarray(new), cast(jax.Array, host_data)
             self.state._write(new)
         return device.place(jax.random.wrap_key_data(data))  # drawn where it is
 

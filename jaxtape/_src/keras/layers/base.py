@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtape._src.core import context, dtypes
+from jaxtape._src.core import context, device, dtypes
 from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.initializers import initializers
@@ -127,6 +127,10 @@ class _CallContext(threading.local):
 
 
 _call_ctx = _CallContext()
+# Layers holding loss terms that a call added (`add_loss` of a Tensor): an
+# outer call drops its layers' terms, as Keras's does; with none held
+# anywhere it has nothing to walk.
+_holding_call_losses: dict[int, weakref.ref] = {}  # (by id: layers may be unhashable)
 
 
 # What `compile` sets: listed in `Model.metrics` by the training API itself.
@@ -255,7 +259,9 @@ class Layer(Module):
     # -- tracking ----------------------------------------------------------------
     def __setattr__(self, key, value):
         tracked = self.__dict__.setdefault("_tracked", {})
-        if isinstance(value, (Variable, Layer, list, tuple, dict)):
+        if isinstance(value, (Variable, Layer, list, dict)) or (
+            isinstance(value, tuple) and _may_hold_state(value)
+        ):
             tracked[key] = value  # lists are walked when weights are asked for
             if "_deferred_restore" in self.__dict__:  # a restore waits for it
                 trackable.take_deferred(self, key, value)
@@ -331,10 +337,19 @@ class Layer(Module):
         """`(weight, trainable here)` in Keras 3's order: each layer's own
         trainable weights, then its own non-trainable ones, then each sublayer's
         (in assignment order), each weight once."""
+        found = {}  # id(layer) -> its (own weights, sublayers), found once
+
+        def sublayers(obj):
+            parts = found[id(obj)] = obj._own_and_sublayers()
+            return [(layer.name, layer) for layer in parts[1]]
+
         out, seen = [], set()
-        tree = graph.walk(self, _tracked_sublayers, "depth")
+        tree = graph.walk(self, sublayers, "depth")
         for layer in [self, *(layer for _, layer in tree)]:
-            for v in layer._own_weights():
+            own = found[id(layer)][0]
+            for v in [v for v in own if v.trainable] + [
+                v for v in own if not v.trainable
+            ]:
                 if id(v) not in seen:
                     seen.add(id(v))
                     out.append((v, layer._trainable and v.trainable))
@@ -586,6 +601,11 @@ class Layer(Module):
     def add_loss(self, loss) -> None:
         """Adds a loss term (a Tensor, or a zero-argument callable)."""
         self._losses.append(loss)
+        if not callable(loss):  # a call's term: the next outer call drops it
+            key = id(self)
+            _holding_call_losses[key] = weakref.ref(
+                self, lambda _, key=key: _holding_call_losses.pop(key, None)
+            )
 
     @property
     def losses(self) -> list:
@@ -629,7 +649,7 @@ class Layer(Module):
             if isinstance(x, Variable):
                 x = x.read_value()
             if type(x) is not Tensor:
-                x = Tensor(jnp.asarray(to_value(x)))
+                x = Tensor(device.to_device(to_value(x)))
             dtype = x._v.dtype  # a pending value's too: casting must not compute it
             if (
                 self._autocast
@@ -673,9 +693,11 @@ class Layer(Module):
         else:
             kwargs.pop("training", None)
         outer = not _call_ctx.training
-        if outer:
+        if outer and _holding_call_losses:  # (no walk when no layer holds any)
             for layer in self._flatten_layers():
-                layer._losses = [t for t in layer._losses if callable(t)]
+                if layer._losses:
+                    layer._losses = [t for t in layer._losses if callable(t)]
+                _holding_call_losses.pop(id(layer), None)
         _call_ctx.training.append(training)
         try:
             with _layer_scope(self.name):
@@ -943,6 +965,17 @@ def _leaves(value):
     ):
         return value
     return [leaf for _, leaf in graph.flatten(value)]
+
+
+def _may_hold_state(value: tuple) -> bool:
+    """Whether a tuple holds (or holds a container that may come to hold) a
+    weight or a layer: others, shapes and flags, are not walked for weights."""
+    for v in value:
+        if isinstance(v, (Variable, Layer, list, dict)):
+            return True
+        if isinstance(v, tuple) and _may_hold_state(v):
+            return True
+    return False
 
 
 def _sublayers(obj) -> list:
