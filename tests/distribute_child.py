@@ -170,6 +170,9 @@ def check_replica_semantics():
                 ctx.all_reduce("MEAN", x * 2.0),
                 tf.nn.compute_average_loss(tf.ones([4]) * x),
                 tf.nn.scale_regularization_loss(x),
+                ctx.merge_call(
+                    lambda strategy, v: strategy.reduce("SUM", v, axis=None), args=(x,)
+                ),
             )
 
         def step():
@@ -177,7 +180,7 @@ def check_replica_semantics():
 
         if compiled:
             step = tf.function(step)
-        ids, total, mean, avg, reg = step()
+        ids, total, mean, avg, reg, merged = step()
         key = "compiled" if compiled else "eager"
         local = strategy.experimental_local_results
         out[f"replica_{key}"] = {
@@ -186,6 +189,7 @@ def check_replica_semantics():
             "all_reduce_mean": [float(t) for t in local(mean)],
             "compute_average_loss": [float(t) for t in local(avg)],
             "scale_regularization_loss": [float(t) for t in local(reg)],
+            "merge_call": [float(t) for t in local(merged)],
             "reduce_sum": float(strategy.reduce("SUM", avg, axis=None)),
             "reduce_mean": float(strategy.reduce("MEAN", reg, axis=None)),
             "vars": [float(v.numpy()) for v in (vs, vm, vf, vn)],

@@ -29,7 +29,8 @@ from jax import lax
 
 from jaxtape._src.core import distribution
 from jaxtape._src.core.dispatch import register_op, to_value
-from jaxtape._src.core.tensor import Tensor, tree_flatten
+from jaxtape._src.core.tensor import Tensor, tree_flatten, tree_map
+from jaxtape._src.distribute.values import PerReplica
 from jaxtape._src.state import scope as _scope
 from jaxtape._src.state.variable import VariableAggregation
 
@@ -206,6 +207,11 @@ class _ReplicaScope(_scope.StateScope):
 class _SpmdReplica(ReplicaContext):
     """A replica inside `jax.shard_map` (compiled `run`): collectives are XLA's."""
 
+    def __init__(self, strategy, replica_id_in_sync_group):
+        super().__init__(strategy, replica_id_in_sync_group)
+        # ids of the Tensors every replica holds alike (merge_call's results)
+        self._invariant: set[int] = set()
+
     def _all_reduce(self, op, arrays):
         fn = _psum if op == "SUM" else _pmean
         return [fn(Tensor(a))._value for a in arrays]
@@ -231,6 +237,24 @@ class _SpmdReplica(ReplicaContext):
         with _scope_bypass_hook():
             variable._write(new)
         return True
+
+    def merge_call(self, merge_fn, args=(), kwargs=None):
+        """`merge_fn(strategy, *args)` in cross-replica context, each Tensor
+        argument a PerReplica of every replica's value (an all-gather); every
+        replica computes it alike, so each gets the same result (TF's)."""
+
+        def gather(x):
+            if type(x) is not Tensor:
+                return x
+            every = Tensor(lax.all_gather(x._value, AXIS))
+            return PerReplica(strategy=self._strategy, global_value=every, stacked=True)
+
+        a, k = tree_map(gather, (tuple(args), dict(kwargs or {})))
+        with cross_replica_keep_scope(self._strategy):
+            out = merge_fn(self._strategy, *a, **k)
+        leaves, _ = tree_flatten(out)
+        self._invariant.update(id(x) for x in leaves if type(x) is Tensor)
+        return out
 
     def _apply_summed(self, apply, grads_and_vars):
         grads = lax.psum([_raw(g) for g, _ in grads_and_vars], AXIS)
@@ -373,10 +397,6 @@ class _ThreadReplica(ReplicaContext):
         return self._exchange(grads, run_once)
 
     def merge_call(self, merge_fn, args=(), kwargs=None):
-        from jaxtape._src.distribute.values import (
-            PerReplica,
-        )  # cycle: values -> replica
-
         def run_once(per_replica):
             n = len(per_replica)
             a = [

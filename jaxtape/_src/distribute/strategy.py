@@ -183,6 +183,24 @@ class StrategyExtended:
 
         return _map_structure(place, data)
 
+    def update(self, var, fn, args=(), kwargs=None, group=True):
+        """`fn(var, *args, **kwargs)` in cross-replica context: the mirrored
+        Variable's one value is updated once (TF's `extended.update`)."""
+        with _replica.cross_replica_keep_scope(self._strategy):
+            return fn(var, *args, **(kwargs or {}))
+
+    def reduce_to(self, reduce_op, value, destinations, options=None):
+        """`strategy.reduce(reduce_op, value, axis=None)` (one copy: every
+        destination holds the same value)."""
+        if options is not None:
+            raise NotImplementedError("reduce_to: `options` is not supported.")
+        return self._strategy.reduce(reduce_op, value, axis=None)
+
+    def batch_reduce_to(self, reduce_op, value_destination_pairs, options=None):
+        return [
+            self.reduce_to(reduce_op, v, d, options) for v, d in value_destination_pairs
+        ]
+
     def variable_created_in_scope(self, v) -> bool:
         return getattr(v, "_distribute_strategy", None) is self._strategy
 
@@ -513,8 +531,8 @@ def _regroup(strategy, results: list):
         parts = [leaves[i] for leaves, _ in flat]
         if parts[0] is None or not isinstance(parts[0], (Tensor, Variable, jax.Array)):
             out.append(parts[0])
-        elif all(p is parts[0] for p in parts) and isinstance(parts[0], Variable):
-            out.append(parts[0])  # a mirrored Variable: itself, as TF returns it
+        elif all(p is parts[0] for p in parts):
+            out.append(parts[0])  # one object for every replica: itself, as TF
         else:
             parts = [p if type(p) is Tensor else Tensor(to_value(p)) for p in parts]
             out.append(PerReplica(parts, strategy=strategy))
@@ -632,12 +650,15 @@ def _run_spmd(strategy, fn, args, kwargs):
             checks.compiled_checks = saved
             _scope._stack.scopes.pop()
         out_leaves, out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_leaf)
-        arrays, statics = [], []
+        arrays, same, statics = [], [], []
         for leaf in out_leaves:
-            if type(leaf) is Tensor or isinstance(leaf, (Variable, jax.Array)):
+            if id(leaf) in ctx._invariant:  # one object for all replicas (TF's)
+                same.append(to_value(leaf))
+                statics.append(_SAME)
+            elif type(leaf) is Tensor or isinstance(leaf, jax.Array):
                 arrays.append(jnp.expand_dims(to_value(leaf), 0))
-                statics.append(None)
-            else:
+                statics.append(_PER_REPLICA)
+            else:  # (a Variable: itself, as TF returns a mirrored one)
                 statics.append(leaf)
         written = [
             v
@@ -645,23 +666,29 @@ def _run_spmd(strategy, fn, args, kwargs):
             if outer is not None and outer.get(v) is not None
         ]
         found.update(tree=out_tree, statics=statics, written=written)
-        return arrays, [inner.value_of(v) for v in written]
+        return arrays, same, [inner.value_of(v) for v in written]
 
     mapped = jax.shard_map(
         body,
         mesh=mesh,
         in_specs=(in_specs,),
-        out_specs=(P(AXIS), P()),
+        out_specs=(P(AXIS), P(), P()),
         check_vma=False,
     )
-    arrays, new_vals = mapped(in_vals)
+    arrays, same, new_vals = mapped(in_vals)
     for v, val in zip(found["written"], new_vals):
         v._write(val)
-    it = iter(arrays)
-    outs = [
-        PerReplica(strategy=strategy, global_value=Tensor(next(it)), stacked=True)
-        if s is None
-        else s
-        for s in found["statics"]
-    ]
+    per_replica, invariant = iter(arrays), iter(same)
+    outs = []
+    for s in found["statics"]:
+        if s is _PER_REPLICA:
+            g = Tensor(next(per_replica))
+            outs.append(PerReplica(strategy=strategy, global_value=g, stacked=True))
+        elif s is _SAME:
+            outs.append(Tensor(next(invariant)))
+        else:
+            outs.append(s)
     return jax.tree_util.tree_unflatten(found["tree"], outs)
+
+
+_PER_REPLICA, _SAME = object(), object()  # (`_run_spmd`'s output kinds)
