@@ -82,6 +82,8 @@ def flatten(structure) -> list:
 
 def map_structure(fn, structure):
     """`fn` over the leaves, keeping dict key order (as Keras's tree.map_structure)."""
+    if type(structure) is Tensor:  # (the usual case, without a tree walk)
+        return fn(structure)
     leaves, treedef = jax.tree_util.tree_flatten(
         structure, is_leaf=lambda x: isinstance(x, (KerasTensor, Tensor, Variable))
     )

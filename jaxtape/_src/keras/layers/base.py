@@ -699,12 +699,22 @@ class Layer(Module):
                     layer._losses = [t for t in layer._losses if callable(t)]
                 _holding_call_losses.pop(id(layer), None)
         _call_ctx.training.append(training)
+        name = self.name
+        scopes = context.state.name_scope  # (the layer's name scope, pushed)
+        if name:
+            scopes.append(name)
         try:
-            with _layer_scope(self.name):
-                outputs = self._policy_call(inputs, args, kwargs)
+            outputs = self._policy_call(inputs, args, kwargs)
         finally:
             _call_ctx.training.pop()
-        self._last_output_shape = map_structure(shape_of, outputs)
+            if name:
+                scopes.pop()
+        # (For `summary`; set past `__setattr__`: a shape holds no state.)
+        self.__dict__["_last_output_shape"] = (
+            tuple(outputs._v.shape)
+            if type(outputs) is Tensor
+            else map_structure(shape_of, outputs)
+        )
         if self.supports_masking:
             self._set_mask_metadata(inputs, outputs, previous_mask)
         return outputs
