@@ -11,7 +11,6 @@ programs are lowered for (CPU and CUDA) are checked without it.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -196,18 +195,77 @@ def test_tensorflow_runs_the_module_functions_and_their_assignments(tf, net_expo
     )
 
 
-def test_tensorflow_differentiates_the_exported_function(tf, net_export):
-    net, path = net_export
-    loaded = tf.saved_model.load(path)
+# A fresh process without jaxtape: TF's `saved_model_cli show --dir D --all`
+# (its `main`, as the console script runs it), then TensorFlow alone serves and
+# differentiates the export.
+_TF_ONLY = """
+import contextlib, io, sys
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.tools import saved_model_cli
+path, x_file, out_file, cli_file = sys.argv[1:5]
+sys.argv = ["saved_model_cli", "show", "--dir", path, "--all"]
+text = io.StringIO()
+with contextlib.redirect_stdout(text):
+    try:
+        saved_model_cli.main()
+    except SystemExit as e:
+        assert not e.code, e.code
+open(cli_file, "w").write(text.getvalue())
+loaded = tf.saved_model.load(path)
+x = np.load(x_file)
+with tf.GradientTape() as tape:
+    y = loaded.signatures["serving_default"](x=tf.constant(x))["output_0"]
+    loss = tf.reduce_sum(y ** 2)
+kernel, bias = tape.gradient(loss, [loaded.hidden.kernel, loaded.out.bias])
+assert "jaxtape" not in sys.modules
+np.savez(out_file, y=y.numpy(), kernel=kernel.numpy(), bias=bias.numpy())
+"""
+
+
+@pytest.fixture(scope="module")
+def tf_only_run(tf, net_export, tmp_path_factory):
+    """What the fresh TF-only process printed and computed, and its input."""
+    _, path = net_export
+    tmp = tmp_path_factory.mktemp("tf_only")
     x = _rows(7, 4, 2)
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_sum(loaded(x) ** 2)
-    got = tape.gradient(loss, [loaded.hidden.kernel, loaded.out.bias])
+    np.save(tmp / "x.npy", x)
+    files = [str(tmp / n) for n in ("x.npy", "out.npz", "cli.txt")]
+    proc = subprocess.run(
+        [sys.executable, "-c", _TF_ONLY, path, *files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with open(files[2]) as f:
+        return x, dict(np.load(files[1])), f.read()
+
+
+def test_tensorflow_alone_serves_and_differentiates_the_export(net_export, tf_only_run):
+    net, _ = net_export
+    x, got, _ = tf_only_run
     with jaxtape.GradientTape() as tape:
-        loss = jaxtape.reduce_sum(net(x) ** 2)
-    want = tape.gradient(loss, [net.hidden.kernel, net.out.bias])
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+        y = net(x)
+        loss = jaxtape.reduce_sum(y**2)
+    kernel, bias = tape.gradient(loss, [net.hidden.kernel, net.out.bias])
+    np.testing.assert_allclose(got["y"], y.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got["kernel"], kernel.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["bias"], bias.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_saved_model_cli_lists_the_signatures(tf_only_run):
+    text = tf_only_run[2]
+    assert "signature_def['serving_default']" in text
+    assert "signature_def['train']" in text
+    serving = text.split("signature_def['serving_default']")[1].split("signature_def[")[
+        0
+    ]
+    assert "inputs['x'] tensor_info:" in serving
+    assert "shape: (-1, 4)" in serving
+    assert "outputs['output_0'] tensor_info:" in serving
+    assert "Method name is: tensorflow/serving/predict" in serving
 
 
 class _Plain(jaxtape.Module):
@@ -255,34 +313,6 @@ def test_programs_are_lowered_for_cpu_and_cuda(tmp_path, caplog, with_eig):
         np.testing.assert_allclose(
             np.sort(loaded.spectrum(a).numpy()), [3.0, 4.0, 5.0], rtol=1e-6
         )
-
-
-def test_saved_model_cli_lists_the_signatures(tf, net_export):
-    _, path = net_export
-    cli = shutil.which("saved_model_cli")
-    command = (
-        [cli]
-        if cli
-        else [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli"]
-    )
-    proc = subprocess.run(
-        [*command, "show", "--dir", path, "--all"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    text = proc.stdout
-    assert "signature_def['serving_default']" in text
-    assert "signature_def['train']" in text
-    serving = text.split("signature_def['serving_default']")[1].split("signature_def[")[
-        0
-    ]
-    assert "inputs['x'] tensor_info:" in serving
-    assert "shape: (-1, 4)" in serving
-    assert "outputs['output_0'] tensor_info:" in serving
-    assert "Method name is: tensorflow/serving/predict" in serving
 
 
 def test_without_tensorflow_the_save_fails_and_keeps_the_earlier_export(
