@@ -5,11 +5,13 @@ object (and each signature) is traced once more without run-time checks
 (`Function.exportable_trace`); the trace's pure program, whose inputs are
 the Variables it reads and the argument arrays and whose outputs are its
 values and the Variables it writes, is exported with `jax.export` (unknown
-sizes as symbolic dimensions, platform `cpu`, differentiable to first order)
-and written as `programs/<n>.jaxexport`. The Variables go through the
-checkpoint storage (`variables/`, checksummed), described with the programs
-in `manifest.json`. The directory is written under a temporary sibling name
-and renamed into place, so a killed save leaves the previous export as it was.
+sizes as symbolic dimensions, platforms `cpu` and `cuda`, differentiable to
+first order) and written as `programs/<n>.jaxexport`. The Variables go
+through the checkpoint storage (`variables/`, checksummed), described with
+the programs in `manifest.json`. With `SaveOptions(tf_saved_model=True)`,
+`export_tf` adds a TensorFlow SavedModel of the same programs. The directory
+is written under a temporary sibling name and renamed into place, so a
+killed save leaves the previous export as it was.
 """
 
 from __future__ import annotations
