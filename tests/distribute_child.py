@@ -75,13 +75,14 @@ def train(strategy, compiled, manual=False):
     with strategy.scope():
         ws = [tf.Variable(w, aggregation=first if manual else None) for w in W0]
         opt = None if manual else tf.keras.optimizers.Adam(0.01)
+        accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
 
     def train_step(x, y):
         with tf.GradientTape() as tape:
-            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(
-                y, model(ws, x)
-            )
+            logits = model(ws, x)
+            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
             loss = tf.nn.compute_average_loss(per_example, global_batch_size=GB)
+        accuracy.update_state(y, logits)  # (in the replica: summed across them)
         grads = tape.gradient(loss, ws)
         if manual:
             ctx = tf.distribute.get_replica_context()
@@ -101,7 +102,7 @@ def train(strategy, compiled, manual=False):
     losses = [
         float(step(x, y)) for x, y in strategy.experimental_distribute_dataset(ds)
     ]
-    return losses, [w.numpy() for w in ws], step
+    return [*losses, float(accuracy.result())], [w.numpy() for w in ws], step
 
 
 def check_training():

@@ -32,7 +32,7 @@ from jaxtape._src.core.dispatch import register_op, to_value
 from jaxtape._src.core.tensor import Tensor, tree_flatten, tree_map
 from jaxtape._src.distribute.values import PerReplica
 from jaxtape._src.state import scope as _scope
-from jaxtape._src.state.variable import VariableAggregation
+from jaxtape._src.state.variable import VariableAggregation, VariableSynchronization
 
 AXIS = "replica"  # the mesh axis the replicas run along
 
@@ -50,6 +50,15 @@ def _reduce_op_name(reduce_op) -> str:
 def _raw(x):
     """A jax array of a Tensor, Variable, array or IndexedSlices (made dense)."""
     return to_value(x)
+
+
+def _as_change(variable, kind: str, value, old):
+    """A write to an ON_READ Variable (Keras's metric state) counts as the
+    change it makes: each replica's copy moves by its own change, and the
+    value read across replicas is the copies' aggregate (TF's SyncOnRead)."""
+    if kind == "assign" and variable.synchronization == VariableSynchronization.ON_READ:
+        return "assign_add", value - old
+    return kind, value
 
 
 def _new_value(kind: str, aggregation, old, values: list):
@@ -218,7 +227,17 @@ class _SpmdReplica(ReplicaContext):
 
     def _update(self, variable, kind, value) -> bool:
         agg = variable.aggregation
+        if getattr(variable, "_distribute_strategy", None) is None:
+            raise ValueError(
+                f"Variable {variable.name!r} was created outside "
+                "`strategy.scope()` and is written inside a compiled "
+                "`strategy.run`; its one copy cannot take each replica's write "
+                "(TF applies them one after another). Create it under "
+                "`with strategy.scope():`, or write it outside `run`."
+            )
         value = jnp.asarray(value, variable._value.dtype)
+        old = variable._read_raw()
+        kind, value = _as_change(variable, kind, value, old)
         if agg == VariableAggregation.SUM:
             value = lax.psum(value, AXIS)
         elif agg == VariableAggregation.MEAN:
@@ -226,7 +245,6 @@ class _SpmdReplica(ReplicaContext):
         else:  # NONE, ONLY_FIRST_REPLICA: the first replica's value
             first = lax.axis_index(AXIS) == 0
             value = lax.psum(jnp.where(first, value, jnp.zeros_like(value)), AXIS)
-        old = variable._read_raw()
         new = (
             value
             if kind == "assign"
@@ -349,6 +367,13 @@ class _ThreadReplica(ReplicaContext):
         self._rendezvous = rendezvous
         self._device = device
 
+    def _scope_value(self, variable):
+        """This replica's copy of a mirrored Variable (its device's shard)."""
+        for shard in variable._value.addressable_shards:
+            if shard.device == self._device:
+                return shard.data
+        return variable._value
+
     def _exchange(self, value, fn):
         return self._rendezvous.exchange(self._index(), value, fn)
 
@@ -368,6 +393,8 @@ class _ThreadReplica(ReplicaContext):
     def _update(self, variable, kind, value) -> bool:
         if len(variable._value.devices()) <= 1:
             return False
+        mine = jnp.asarray(self._scope_value(variable))
+        kind, value = _as_change(variable, kind, jnp.asarray(value, mine.dtype), mine)
 
         def write(per_replica):
             dev = self._strategy.extended._devices[0]

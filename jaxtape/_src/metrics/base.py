@@ -24,7 +24,11 @@ from jaxtape._src.core.dispatch import to_value
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.state.module import Module, _camel_to_snake, name_scope
 from jaxtape._src.state.scope import creating_state
-from jaxtape._src.state.variable import Variable
+from jaxtape._src.state.variable import (
+    Variable,
+    VariableAggregation,
+    VariableSynchronization,
+)
 
 if TYPE_CHECKING:
     from jaxtape._src.core.typing import DTypeLike
@@ -99,7 +103,13 @@ class Metric(Module):
         # compiled metrics on the first batch).
         with context.paused_tapes(), name_scope(self.name), creating_state():
             for var_name, value in pairs:
-                v = Variable(value, trainable=False, name=var_name)
+                v = Variable(  # (Keras 3's metric state: summed across replicas)
+                    value,
+                    trainable=False,
+                    name=var_name,
+                    synchronization=VariableSynchronization.ON_READ,
+                    aggregation=VariableAggregation.SUM,
+                )
                 self._state_vars.append(v)
         # The initial arrays, kept for `reset_state` (no host copy per reset).
         self._initial = [v._value for v in self._state_vars]
