@@ -32,7 +32,7 @@ from jaxtape._src.optimizers.schedules import LearningRateSchedule
 from jaxtape._src.state import trackable
 from jaxtape._src.state.module import _camel_to_snake, name_scope
 from jaxtape._src.state.scope import creating_state
-from jaxtape._src.state.variable import Variable
+from jaxtape._src.state.variable import Variable, store_computed
 
 if TYPE_CHECKING:
     from jaxtape._src.core.typing import LearningRateLike, OptimizerLike, TensorLike
@@ -899,7 +899,10 @@ class Optimizer:
             is_update = (iteration + 1) % accumulate == 0
             return jax.lax.cond(is_update, apply_mean, add_up, None)
 
-        return jax.jit(step, static_argnums=(4, 5))
+        def step_and_count(*args):  # (+ the next `iterations`, stored last)
+            return (*step(*args), args[-1] + 1)
+
+        return jax.jit(step_and_count, static_argnums=(4, 5))
 
     # -- applying ------------------------------------------------------------
     def apply_gradients(
@@ -971,7 +974,7 @@ class Optimizer:
         accs = [self._accumulators[id(v)] for v in variables if self._accumulators]
         treedefs = tuple(treedef for _, treedef, _ in slots)
         decays = tuple(self._decays(v) for v in variables)
-        new_params, new_states, new_accs = self._step_fn(
+        new_params, new_states, new_accs, next_iteration = self._step_fn(
             params,
             grads,
             states,
@@ -981,13 +984,12 @@ class Optimizer:
             self._learning_rate._read_raw(),
             self._iterations._read_raw(),
         )
-        for v, p in zip(variables, new_params):
-            v.assign(p)
+        updates = [*zip(variables, new_params), *zip(accs, new_accs)]
         for (_, _, slot_vars), leaves in zip(slots, new_states):
-            for s, leaf in zip(slot_vars, leaves):
-                s.assign(leaf)
-        for a, value in zip(accs, new_accs):
-            a.assign(value)
+            updates.extend(zip(slot_vars, leaves))
+        if not store_computed(updates):  # (traced, or a replica's: assign)
+            for v, value in updates:
+                v.assign(value)
         if self.use_ema:
             self._update_moving_averages()
         # As Keras: a Variable's constraint projects it after the update (and
@@ -996,7 +998,8 @@ class Optimizer:
         for v in variables:
             if v.constraint is not None:
                 v.assign(v.constraint(v.read_value()))
-        self._iterations.assign_add(np.int64(1))
+        if not store_computed([(self._iterations, next_iteration)]):
+            self._iterations.assign_add(np.int64(1))
 
     def _update_moving_averages(self) -> None:
         """Keras's EMA of every built variable, after the update and before the

@@ -562,6 +562,23 @@ def live_variables() -> list:
     return out
 
 
+def store_computed(pairs) -> bool:
+    """Stores new values computed from these Variables' own (their dtype,
+    shape and device: an optimizer's update), under one lock, without
+    `assign`'s conversions and placement. False, storing nothing, inside a
+    trace's state scope or a replica's step, where `assign` must run."""
+    if _scopes.scopes or _replicas.replica is not None or _state.function_depth:
+        return False
+    for var, value in pairs:
+        old = var._value
+        if value.dtype != old.dtype or value.shape != old.shape:
+            return False  # (an AutocastVariable read in another dtype...)
+    with state_lock:
+        for var, value in pairs:
+            var._store_result(value, False)
+    return True
+
+
 def _place_like(value, old):
     if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
         try:
