@@ -230,6 +230,9 @@ def test_module_restores_from_tensorflow_checkpoint_and_saved_model(tmp_path, so
         assert path == tf.train.latest_checkpoint(directory)
         mine = _JaxtapeNet()
         checkpoint = jaxtape.train.Checkpoint(net=mine)
+        manager = jaxtape.train.CheckpointManager(checkpoint, directory, 2)
+        assert manager.checkpoints == [path]  # (and it restores from there)
+        assert manager.restore_or_initialize() == path
     else:  # a SavedModel's variables: the saved object is the root
         tf.saved_model.save(theirs, str(tmp_path / "sm"))
         path = str(tmp_path / "sm" / "variables" / "variables")

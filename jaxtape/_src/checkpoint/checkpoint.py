@@ -251,6 +251,11 @@ class CheckpointLoadStatus:
         return self
 
 
+def _exists(path: str) -> bool:
+    """A jaxtape checkpoint (a directory) or one TensorFlow wrote (a prefix)."""
+    return os.path.isdir(path) or tf_bundle.is_tf_checkpoint(path)
+
+
 class CheckpointManager:
     """Numbered saves in one directory, keeping the newest `max_to_keep`."""
 
@@ -291,8 +296,8 @@ class CheckpointManager:
         latest, kept = storage.read_state(self.directory)  # no directory yet: none
         if latest is not None:
             storage.latest_checkpoint(self.directory)  # puts back an interrupted swap
-        self._checkpoints = [p for p in kept if os.path.isdir(p)]
-        if latest and os.path.isdir(latest) and latest not in self._checkpoints:
+        self._checkpoints = [p for p in kept if _exists(p)]
+        if latest and _exists(latest) and latest not in self._checkpoints:
             self._checkpoints.append(latest)
 
     @property
