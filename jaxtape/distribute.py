@@ -10,6 +10,10 @@ from jaxtape._src.distribute.multi_worker import (  # noqa: F401
 from jaxtape._src.distribute.replica import ReplicaContext  # noqa: F401
 from jaxtape._src.distribute.strategy import (  # noqa: F401
     InputContext,
+    InputOptions,
+    InputReplicationMode,
+    RunOptions,
+    experimental_set_strategy,
     MirroredStrategy,
     OneDeviceStrategy,
     ReduceOp,

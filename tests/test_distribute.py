@@ -216,3 +216,33 @@ def test_per_replica_repr_is_tfs():
         "  0: <jaxtape.Tensor: shape=(), dtype=int32, numpy=0>,\n"
         "  1: <jaxtape.Tensor: shape=(), dtype=int32, numpy=1>\n}"
     )
+
+
+def test_experimental_set_strategy_makes_it_current_everywhere():
+    strategy = jaxtape.distribute.OneDeviceStrategy("/cpu:0")
+    jaxtape.distribute.experimental_set_strategy(strategy)
+    try:
+        assert jaxtape.distribute.get_strategy() is strategy
+        assert jaxtape.distribute.in_cross_replica_context()
+        v = jaxtape.Variable(1.0)
+        assert v._distribute_strategy is strategy  # made under it: mirrored
+        with strategy.scope(), pytest.raises(RuntimeError, match="inside"):
+            jaxtape.distribute.experimental_set_strategy(None)
+    finally:
+        jaxtape.distribute.experimental_set_strategy(None)
+    assert not jaxtape.distribute.has_strategy()
+
+
+def test_input_options_defaults_are_accepted_others_raise():
+    strategy = jaxtape.distribute.OneDeviceStrategy("/cpu:0")
+    ds = jaxtape.data.Dataset.range(4).batch(2)
+    options = jaxtape.distribute.InputOptions()
+    got = [
+        x.numpy().tolist()
+        for x in strategy.experimental_distribute_dataset(ds, options=options)
+    ]
+    assert got == [[0, 1], [2, 3]]
+    mode = jaxtape.distribute.InputReplicationMode.PER_REPLICA
+    bad = jaxtape.distribute.InputOptions(experimental_replication_mode=mode)
+    with pytest.raises(NotImplementedError, match="InputOptions"):
+        strategy.experimental_distribute_dataset(ds, options=bad)

@@ -23,13 +23,22 @@ class _State(threading.local):
 
 
 state = _State()
+# `experimental_set_strategy`'s strategy: in force in every thread, under scopes.
+global_strategy: list[Any] = []
+
+
+def scoped_strategy() -> Any:
+    """The innermost entered scope's strategy, else the one set globally."""
+    if state.strategies:
+        return state.strategies[-1]
+    return global_strategy[0] if global_strategy else None
 
 
 def current_strategy() -> Any:
     """The strategy whose scope (or replica function) is running, or None."""
     if state.replica is not None:
         return state.replica.strategy
-    return state.strategies[-1] if state.strategies else None
+    return scoped_strategy()
 
 
 def replica_context() -> Any:
@@ -45,12 +54,12 @@ def num_replicas_in_sync() -> int:
 
 def in_cross_replica_context() -> bool:
     """Inside a strategy's `scope()` and outside its replica functions."""
-    return state.replica is None and bool(state.strategies)
+    return state.replica is None and scoped_strategy() is not None
 
 
 def variable_created(variable: Any) -> None:
     """Called by every new Variable: mirrors it under a strategy's scope."""
-    strategy = state.strategies[-1] if state.strategies else None
+    strategy = scoped_strategy()
     if strategy is not None and state.replica is None:
         strategy.extended._mirror_variable(variable)
 

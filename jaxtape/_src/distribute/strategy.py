@@ -244,8 +244,8 @@ class Strategy:
         as PerReplica values (the value itself with one replica), as TF's
         `strategy.run`. Distributed arguments give each replica its block;
         any other argument goes to every replica as it is."""
-        if options is not None:
-            raise NotImplementedError("Strategy.run: `options` is not supported.")
+        if options is not None and not isinstance(options, RunOptions):
+            raise TypeError(f"`options` must be a RunOptions; got {options!r}.")
         kwargs = {} if kwargs is None else kwargs
         if distribution.state.replica is not None:
             raise RuntimeError(
@@ -349,9 +349,7 @@ class Strategy:
         rebatching: sizes as even as possible, the first replicas take the
         remainder; a last partial batch fills the replicas in order)."""
         if options is not None:
-            raise NotImplementedError(
-                "experimental_distribute_dataset: `options` is not supported."
-            )
+            options._check("experimental_distribute_dataset")
         from jaxtape._src.distribute.input_lib import (
             DistributedDataset,
         )  # cycle: input_lib -> strategy
@@ -362,9 +360,7 @@ class Strategy:
         """`dataset_fn(InputContext)` gives per-replica batches; replica `i`
         takes the `i`-th of each round of elements (TF's)."""
         if options is not None:
-            raise NotImplementedError(
-                "distribute_datasets_from_function: `options` is not supported."
-            )
+            options._check("distribute_datasets_from_function")
         from jaxtape._src.distribute.input_lib import (
             DistributedDatasetsFromFunction,
         )  # cycle: input_lib -> strategy
@@ -487,9 +483,78 @@ def get_replica_context():
     ctx = distribution.state.replica
     if ctx is not None:
         return ctx
-    if distribution.state.strategies:
+    if distribution.scoped_strategy() is not None:
         return None
     return _replica._SoloReplica(_default_strategy(), 0)
+
+
+def experimental_set_strategy(strategy) -> None:
+    """Makes `strategy` current everywhere without `scope()` (None: back to
+    the default), as TF's `tf.distribute.experimental_set_strategy`."""
+    if distribution.state.strategies or distribution.state.replica is not None:
+        raise RuntimeError(
+            "Must not be called inside a `tf.distribute.Strategy` scope."
+        )
+    distribution.global_strategy.clear()
+    if strategy is not None and not isinstance(strategy, _DefaultStrategy):
+        distribution.global_strategy.append(strategy)
+
+
+class InputReplicationMode(enum.Enum):
+    """How a dataset is replicated (TF's `tf.distribute.InputReplicationMode`)."""
+
+    PER_WORKER = "PER_WORKER"
+    PER_REPLICA = "PER_REPLICA"
+
+
+class InputOptions:
+    """Options of distributed datasets (TF's `tf.distribute.InputOptions`).
+
+    Only TF's defaults are supported (other values raise NotImplementedError
+    where the options are used): batches go to the devices as jaxtape lays
+    them out."""
+
+    def __init__(
+        self,
+        experimental_fetch_to_device=None,
+        experimental_replication_mode=InputReplicationMode.PER_WORKER,
+        experimental_place_dataset_on_device=False,
+        experimental_per_replica_buffer_size=1,
+    ):
+        self.experimental_fetch_to_device = experimental_fetch_to_device
+        self.experimental_replication_mode = experimental_replication_mode
+        self.experimental_place_dataset_on_device = experimental_place_dataset_on_device
+        self.experimental_per_replica_buffer_size = experimental_per_replica_buffer_size
+
+    def _check(self, where: str) -> None:
+        if (
+            self.experimental_fetch_to_device is False
+            or self.experimental_replication_mode != InputReplicationMode.PER_WORKER
+            or self.experimental_place_dataset_on_device
+        ):
+            raise NotImplementedError(
+                f"{where}: only InputOptions' defaults are supported (batches "
+                "fetched to the devices, PER_WORKER replication)."
+            )
+
+
+class RunOptions:
+    """Options of `strategy.run` (TF's `tf.distribute.RunOptions`): TPU-only
+    settings, which TF's Mirrored/OneDevice strategies ignore, as here."""
+
+    def __init__(
+        self,
+        experimental_enable_dynamic_batch_size=True,
+        experimental_bucketizing_dynamic_shape=False,
+        experimental_xla_options=None,
+    ):
+        self.experimental_enable_dynamic_batch_size = (
+            experimental_enable_dynamic_batch_size
+        )
+        self.experimental_bucketizing_dynamic_shape = (
+            experimental_bucketizing_dynamic_shape
+        )
+        self.experimental_xla_options = experimental_xla_options
 
 
 def in_cross_replica_context() -> bool:
