@@ -85,6 +85,22 @@ def test_tensors_read_as_tensorflow_reads_them(tf_written, name):
     assert np.array_equal(np.asarray(jaxtape.train.load_variable(prefix, key)), got)
 
 
+def test_jaxtape_checkpoints_read_by_their_object_paths(tmp_path):
+    kernel = np.arange(6, dtype=np.float32).reshape(2, 3)
+    module = jaxtape.Module()
+    module.kernel = jaxtape.Variable(kernel)
+    module.steps = jaxtape.Variable(3, dtype=jaxtape.int64)
+    jaxtape.train.CheckpointManager(
+        jaxtape.train.Checkpoint(net=module), str(tmp_path), max_to_keep=1
+    ).save()
+    listed = dict(jaxtape.train.list_variables(str(tmp_path)))  # (its latest)
+    assert listed == {"net/kernel": [2, 3], "net/steps": [], "save_counter": []}
+    reader = jaxtape.train.load_checkpoint(str(tmp_path))
+    np.testing.assert_array_equal(reader.get_tensor("net/kernel"), kernel)
+    assert reader.get_variable_to_dtype_map()["net/steps"] == jaxtape.int64
+    assert int(jaxtape.train.load_variable(str(tmp_path), "net/steps:0")) == 3
+
+
 def test_object_graph_is_read_without_tensorflow(tf_written):
     from jaxtape._src.checkpoint import tf_bundle
 

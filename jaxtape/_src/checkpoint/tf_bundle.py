@@ -200,7 +200,6 @@ class BundleReader:
                 "TF checkpoints only."
             )
         self._entries = {k.decode(): _Entry(v) for k, v in table.items()}
-        self._files: dict[int, bytes] = {}
 
     def keys(self) -> list[str]:
         return sorted(self._entries)
@@ -228,20 +227,20 @@ class BundleReader:
                 None, None, f"Key {name} not found in checkpoint"
             ) from None
 
-    def _shard(self, shard: int) -> bytes:
-        if shard not in self._files:
-            path = f"{self.prefix}.data-{shard:05d}-of-{self._shards:05d}"
-            try:
-                with open(path, "rb") as f:
-                    self._files[shard] = f.read()
-            except FileNotFoundError:
-                raise errors.NotFoundError(
-                    None,
-                    None,
-                    f"The TF checkpoint's data file {path} is missing; copy it "
-                    f"together with {self.prefix}.index.",
-                ) from None
-        return self._files[shard]
+    def _read(self, entry: _Entry) -> bytes:
+        """The entry's bytes, read from its data file (only those bytes)."""
+        path = f"{self.prefix}.data-{entry.shard:05d}-of-{self._shards:05d}"
+        try:
+            with open(path, "rb") as f:
+                f.seek(entry.offset)
+                return f.read(entry.size)
+        except FileNotFoundError:
+            raise errors.NotFoundError(
+                None,
+                None,
+                f"The TF checkpoint's data file {path} is missing; copy it "
+                f"together with {self.prefix}.index.",
+            ) from None
 
     def get_tensor(self, name: str) -> np.ndarray:
         entry = self._entry(name)
@@ -251,7 +250,7 @@ class BundleReader:
                 "variable); jaxtape does not read those."
             )
         dtype = self.dtype(name)
-        raw = self._shard(entry.shard)[entry.offset : entry.offset + entry.size]
+        raw = self._read(entry)
         value, crc = None, None
         if len(raw) == entry.size:
             if dtype == np.dtype(object):
