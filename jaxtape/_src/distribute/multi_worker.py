@@ -20,7 +20,6 @@ import os
 import jax
 import jax.core
 import numpy as np
-from jax.experimental import multihost_utils
 
 from jaxtape._src.core import context
 from jaxtape._src.distribute.strategy import Strategy, StrategyExtended
@@ -123,6 +122,8 @@ class _MultiWorkerExtended(StrategyExtended):
             # Every worker starts from the chief's value (TF broadcasts it);
             # state made while a step traces (optimizer slots) is the same
             # everywhere already.
+            from jax.experimental import multihost_utils  # lazy: 5 ms at import
+
             host = np.asarray(multihost_utils.broadcast_one_to_all(host))
         with jax.ensure_compile_time_eval():
             variable._value = self._put(host, self._replicated)
