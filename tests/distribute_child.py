@@ -283,7 +283,12 @@ def check_keras():
 def check_multiworker():
     """TF_CONFIG's cluster (this process one worker): the tutorial step on
     every worker's devices vs one local device with the same global batch."""
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+    # (worker 1 through TF's resolver object, worker 0 through TF_CONFIG alone)
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        cluster_resolver=resolver if index == 1 else None
+    )
     import jax
 
     losses, ws, _ = train(strategy, True)

@@ -14,6 +14,7 @@ blocks of each global batch (TF's auto-shard by data).
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 
@@ -39,6 +40,66 @@ def _tf_config() -> dict:
             '{"cluster": {"worker": ["host0:port", "host1:port"]}, '
             '"task": {"type": "worker", "index": 0}}.'
         ) from None
+
+
+class CommunicationImplementation(enum.Enum):
+    """Collective implementations (TF's); XLA picks its own here, so only
+    AUTO and RING (what XLA's CPU/GPU all-reduce does) are accepted."""
+
+    AUTO = "AUTO"
+    RING = "RING"
+    NCCL = "NCCL"
+
+
+CollectiveCommunication = CommunicationImplementation  # (TF's older name)
+
+
+class CommunicationOptions:
+    """Collective options (TF's `tf.distribute.experimental.CommunicationOptions`)."""
+
+    def __init__(
+        self,
+        bytes_per_pack=0,
+        timeout_seconds=None,
+        implementation=CommunicationImplementation.AUTO,
+    ):
+        self.bytes_per_pack = bytes_per_pack
+        self.timeout_seconds = timeout_seconds
+        self.implementation = implementation
+
+
+class TFConfigClusterResolver:
+    """The cluster described by the TF_CONFIG environment variable (TF's
+    `tf.distribute.cluster_resolver.TFConfigClusterResolver`)."""
+
+    def __init__(self, task_type=None, task_id=None, rpc_layer=None, environment=None):
+        if rpc_layer is not None or environment is not None:
+            raise NotImplementedError(
+                "TFConfigClusterResolver: `rpc_layer`/`environment` are not supported."
+            )
+        config = _tf_config()
+        task = config.get("task", {})
+        self._cluster = config.get("cluster", {})
+        self.task_type = task_type if task_type is not None else task.get("type")
+        given = task_id if task_id is not None else task.get("index")
+        self.task_id = None if given is None else int(given)
+
+    def cluster_spec(self) -> dict:
+        """The cluster as `{job: [address, ...]}` (TF returns a ClusterSpec)."""
+        return {k: list(v) for k, v in self._cluster.items()}
+
+    def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
+        kinds = {}
+        for d in jax.local_devices():
+            if d.platform != "cpu":
+                kinds[d.platform.upper()] = kinds.get(d.platform.upper(), 0) + 1
+        return kinds
+
+    def _config(self) -> dict:
+        return {
+            "cluster": self._cluster,
+            "task": {"type": self.task_type, "index": self.task_id or 0},
+        }
 
 
 def _tasks(cluster: dict) -> list[tuple[str, int, str]]:
@@ -140,17 +201,25 @@ class MultiWorkerMirroredStrategy(Strategy):
     """
 
     def __init__(self, cluster_resolver=None, communication_options=None):
-        if cluster_resolver is not None:
+        if cluster_resolver is not None and not isinstance(
+            cluster_resolver, TFConfigClusterResolver
+        ):
             raise NotImplementedError(
-                "MultiWorkerMirroredStrategy: `cluster_resolver` is not supported; "
-                "describe the cluster in the TF_CONFIG environment variable."
+                "MultiWorkerMirroredStrategy: only a TFConfigClusterResolver (or "
+                "none: TF_CONFIG) describes the cluster here."
             )
-        if communication_options is not None:
+        options = communication_options
+        if options is not None and (
+            options.implementation == CommunicationImplementation.NCCL
+            or options.bytes_per_pack
+            or options.timeout_seconds is not None
+        ):
             raise NotImplementedError(
-                "MultiWorkerMirroredStrategy: `communication_options` is not "
-                "supported; XLA's collectives are used."
+                "MultiWorkerMirroredStrategy: XLA's collectives are used; "
+                "CommunicationOptions other than the defaults (AUTO/RING, no "
+                "packing, no timeout) are not supported."
             )
-        config = _tf_config()
+        config = cluster_resolver._config() if cluster_resolver else _tf_config()
         if config:
             _, _, kind, index = _start(config)
         else:

@@ -25,6 +25,7 @@ from jaxtape._src.distribute.strategy import (  # noqa: F401
     in_cross_replica_context,
 )
 from jaxtape._src.distribute.values import DistributedValues  # noqa: F401
+from jaxtape.distribute import cluster_resolver, experimental  # noqa: F401
 
 from jaxtape._src import missing as _missing
 

@@ -1,0 +1,13 @@
+"""`jaxtape.distribute.experimental` (TF's): re-exports only."""
+
+from jaxtape._src.distribute.multi_worker import (  # noqa: F401
+    CollectiveCommunication,
+    CommunicationImplementation,
+    CommunicationOptions,
+    MultiWorkerMirroredStrategy,
+)
+from jaxtape._src.distribute.strategy import ValueContext  # noqa: F401
+
+from jaxtape._src import missing as _missing
+
+__getattr__ = _missing.module_getattr(__name__)  # TF names jaxtape lacks say so
