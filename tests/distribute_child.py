@@ -302,6 +302,46 @@ def check_multiworker():
     }
 
 
+def check_killed_worker():
+    """Worker 1 dies before its third step; worker 0 must fail, not hang."""
+    index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    ws, step = None, None
+    for i, (x, y) in enumerate(_batches(strategy)):
+        if index == 1 and i == 2:
+            os._exit(3)
+        if step is None:
+            ws, step = _sgd_step(strategy)
+        float(step(x, y))
+    out["finished"] = True  # (worker 0 must never get here)
+
+
+def _batches(strategy):
+    ds = tf.data.Dataset.from_tensor_slices((X, Y)).batch(GB)
+    return strategy.experimental_distribute_dataset(ds)
+
+
+def _sgd_step(strategy):
+    with strategy.scope():
+        ws = [tf.Variable(w) for w in W0]
+        opt = tf.keras.optimizers.SGD(0.1)
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                y, model(ws, x)
+            )
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=GB)
+        opt.apply_gradients(zip(tape.gradient(loss, ws), ws))
+        return loss
+
+    @tf.function
+    def step(x, y):
+        return strategy.reduce("SUM", strategy.run(train_step, args=(x, y)), None)
+
+    return ws, step
+
+
 def error_of(fn):
     try:
         fn()

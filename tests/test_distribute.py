@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -60,9 +61,29 @@ def children():
             text=True,
             env={**env, "TF_CONFIG": json.dumps(config)},
         )
+    workers = [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]
+    for i in range(2):  # worker 1 dies mid-run: worker 0 must fail within bounds
+        config = {
+            "cluster": {"worker": workers},
+            "task": {"type": "worker", "index": i},
+        }
+        procs["killed", i] = subprocess.Popen(
+            [sys.executable, str(CHILD), "jaxtape", "1", "killed_worker"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={
+                **env,
+                "TF_CONFIG": json.dumps(config),
+                "JAXTAPE_HEARTBEAT_TIMEOUT": "10",
+            },
+        )
     out = {}
     for key, proc in procs.items():
         text, _ = proc.communicate(timeout=300)
+        if key[0] == "killed":
+            out[key] = (proc.returncode, text[-20000:])
+            continue
         line = [ln for ln in text.splitlines() if ln.startswith("JSON")]
         out[key] = json.loads(line[-1][4:]) if line else text[-3000:]
     return out
@@ -123,6 +144,16 @@ def test_multi_worker_training_from_tf_config_equals_one_device(children, worker
     assert got["process"] == worker and got["replicas"] == 4
     assert got["should_checkpoint"] == (worker == 0)  # the chief's job, as in TF
     assert got["loss_diff"] < 1e-5 and got["weights_diff"] < 1e-5
+
+
+def test_a_dead_worker_makes_the_others_fail_not_hang(children):
+    code, text = children["killed", 0]
+    assert code != 0, text[-2000:]  # (it returned within the fixture's timeout)
+    assert "finished" not in text
+    assert re.search(
+        r"Gloo all-reduce failed|heartbeat timeout|another task died", text
+    )
+    assert children["killed", 1][0] == 3
 
 
 @pytest.mark.parametrize(
