@@ -80,7 +80,7 @@ def flatten(structure) -> list:
     )
 
 
-def map_structure(fn, structure):
+def map_structure(fn, structure) -> Any:
     """`fn` over the leaves, keeping dict key order (as Keras's tree.map_structure)."""
     if type(structure) is Tensor:  # (the usual case, without a tree walk)
         return fn(structure)

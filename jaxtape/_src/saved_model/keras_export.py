@@ -198,7 +198,7 @@ class ExportArchive:
             )
             decorated_fn = Function(
                 _as_keras_call(fn),
-                input_signature=input_signature,  # pyright: ignore[reportArgumentType]
+                input_signature=input_signature,
                 autograph=False,
                 name=name,
             )
