@@ -10,6 +10,7 @@ devices; all of them by default), e.g. `training@2,training@8`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -299,6 +300,30 @@ def check_multiworker():
         "should_checkpoint": strategy.extended.should_checkpoint,
         "loss_diff": float(np.abs(np.array(losses) - np.array(base_losses)).max()),
         "weights_diff": max(float(np.abs(a - b).max()) for a, b in zip(ws, base_w)),
+    }
+
+
+def check_checkpoint():
+    """Mirrored state saved from REPLICAS replicas, restored on 2 and on one."""
+    import tempfile
+
+    strategy = mirrored()
+    ws, step = _sgd_step(strategy)
+    for x, y in _batches(strategy):
+        float(step(x, y))
+    directory = tempfile.mkdtemp()
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(w=ws[0]), directory, 2)
+    path = manager.save()
+    restored = []
+    for devices in (["/cpu:0", "/cpu:1"], None):
+        target = tf.distribute.MirroredStrategy(devices) if devices else None
+        with target.scope() if target else contextlib.nullcontext():
+            w = tf.Variable(np.zeros_like(W0[0]))
+        tf.train.Checkpoint(w=w).restore(path)
+        restored.append(float(np.abs(w.numpy() - ws[0].numpy()).max()))
+    out["checkpoint"] = {
+        "restored_diff": restored,
+        "changed": bool((ws[0].numpy() != W0[0]).any()),
     }
 
 

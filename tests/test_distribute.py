@@ -27,7 +27,7 @@ import jaxtape
 CHILD = pathlib.Path(__file__).with_name("distribute_child.py")
 PARITY = "manual_training@2,replica_semantics@2,datasets@2,errors@2"
 RUNS = {  # one jaxtape process of 8 devices serves the 2-replica checks too
-    ("jaxtape", 8): f"training@2,training@8,keras@8,{PARITY}",
+    ("jaxtape", 8): f"training@2,training@8,keras@8,checkpoint@4,{PARITY}",
     ("tensorflow", 2): PARITY,
 }
 
@@ -144,6 +144,11 @@ def test_multi_worker_training_from_tf_config_equals_one_device(children, worker
     assert got["process"] == worker and got["replicas"] == 4
     assert got["should_checkpoint"] == (worker == 0)  # the chief's job, as in TF
     assert got["loss_diff"] < 1e-5 and got["weights_diff"] < 1e-5
+
+
+def test_checkpoint_of_mirrored_state_restores_on_other_replica_counts(children):
+    got = _ours(children, "checkpoint@4")["checkpoint"]
+    assert got["changed"] and got["restored_diff"] == [0.0, 0.0]
 
 
 def test_a_dead_worker_makes_the_others_fail_not_hang(children):
