@@ -124,8 +124,10 @@ def main():
     counts = [None] if "--gpu" in sys.argv else [1, 2, 4, 8]
     print(
         f"{'N':>3} {'step ms':>9} {'all-reduce':>10} {'AR bytes':>10} "
-        f"{'param bytes':>11} {'ring bound':>11} {'vs plain':>9}"
+        f"{'param bytes':>11} {'ring/dev HLO':>12} {'ring bound':>11} {'vs plain':>9}"
     )
+    print("    (ring/dev HLO: 2(N-1)/N x the all-reduced bytes, what each device")
+    print("     sends in a ring all-reduce; ring bound: 2(N-1)/N x parameter bytes)")
     for n in counts:
         env = dict(os.environ)
         if n is not None:
@@ -146,6 +148,7 @@ def main():
         print(
             f"{r['n']:>3} {r['step_ms']:>9.3f} {r['all_reduce']:>10} "
             f"{r['all_reduce_bytes']:>10} {r['param_bytes']:>11} "
+            f"{r['ring_bytes_from_hlo']:>12.0f} "
             f"{r['ring_bytes_per_device']:>11.0f} {ratio:>9}"
         )
         if "plain_step_ms" in r:
