@@ -104,7 +104,7 @@ def test_built_layer_rejects_inputs_of_the_wrong_shape():
     ):
         layer(np.zeros((2, 5), np.float32))
     conv = tf.keras.layers.Conv2D(2, 3)
-    with pytest.raises(ValueError, match="expected ndim=4"):
+    with pytest.raises(ValueError, match="expected min_ndim=4"):  # (Keras 3)
         conv(np.zeros((2, 5, 5), np.float32))
 
 

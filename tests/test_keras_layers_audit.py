@@ -18,6 +18,8 @@ in their own tests). Adding a layer is one line.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -76,10 +78,10 @@ class R:
         return pytest.param(self, marks=marks, id=self.id)
 
 
-RANDOM = dict(train=False)
-# jaxtape's lookup layers run on the host (strings live there as NumPy) and
-# cannot yet take a symbolic input: no functional model holds them.
-HOST = "host-only lookup layer: not callable on a KerasTensor yet"
+# Random layers: inference mode only, where they are the identity (or a fixed
+# crop); their gradients there are the identity's (checked for Dropout in
+# tests/test_keras_layers.py), so not taken again here.
+RANDOM = dict(train=False, grads=False)
 _IMAGES = np.random.default_rng(5).random((2, 8, 8, 3)).astype(np.float32)
 IMG = (2, 8, 8, 3)
 ROWS = [
@@ -254,28 +256,25 @@ ROWS = [
         (2, 4),
         grads=False,
     ),
-    R("Hashing", lambda L: L.Hashing(5), (2, 3), dtype="int32", xfail=HOST),
+    R("Hashing", lambda L: L.Hashing(5), (2, 3), dtype="int32"),
     R(
         "Hashing",
         lambda L: L.Hashing(5, salt=7),
         (2, 3),
         dtype="str",
         id="Hashing-str",
-        xfail=HOST,
     ),
     R(
         "IntegerLookup",
         lambda L: L.IntegerLookup(vocabulary=[3, 1, 7]),
         (2, 4),
         dtype="int32",
-        xfail=HOST,
     ),
     R(
         "StringLookup",
         lambda L: L.StringLookup(vocabulary=["b", "a", "c"], output_mode="one_hot"),
         (2, 3),
         dtype="str",
-        xfail=HOST,
     ),
     R(
         "TextVectorization",
@@ -284,7 +283,6 @@ ROWS = [
         ),
         (2,),
         data=[np.array(["the cat sat", "a Cat, the mat"])],
-        xfail=HOST,
     ),
     R(
         "HashedCrossing",
@@ -292,7 +290,6 @@ ROWS = [
         [(2,), (2,)],
         dtype="int32",
         call="tuple",
-        xfail=HOST,
     ),
     R(
         "MelSpectrogram",
@@ -391,6 +388,16 @@ ELSEWHERE = {
     "Equalization": "tf.keras's symbolic call of it makes a cycle: no tf.keras model "
     "holds it (tests/test_keras_augment_more.py)",
 }
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _names_start_again(tf):
+    """Afterwards automatic layer names start again in both: this module
+    builds more tf.keras layers than jaxtape ones (ours come from files), and
+    later tests compare auto-numbered weight paths."""
+    yield
+    tf.keras.backend.clear_session(free_memory=False)
+    jt.keras.backend.clear_session()
 
 
 def _inputs(row, rng):
@@ -555,3 +562,150 @@ def test_compute_output_shape_matches_tf_keras(tf, row):
         except NotImplementedError:  # (tf.keras's Pipeline has none)
             results.append(NotImplementedError)
     assert results[1] == results[0]
+
+
+# Bad arguments and bad inputs: (name, constructor arguments, input shapes or
+# None). The same exception type as tf.keras and Keras's text ("... Received:
+# ..."), at construction or at the first call; ours may add a hint after it.
+ERRORS = [
+    ("Dense", dict(units=0), None),
+    ("Dense", dict(units=3), (2,)),
+    ("Embedding", dict(input_dim=0, output_dim=2), None),
+    ("Embedding", dict(input_dim=3, output_dim=2.5), None),
+    ("Conv2D", dict(filters=0, kernel_size=3), None),
+    ("Conv2D", dict(filters=4, kernel_size=3, groups=3), None),
+    ("Conv2D", dict(filters=4, kernel_size=3, groups=2), (1, 5, 5, 3)),
+    ("Conv2D", dict(filters=2, kernel_size=4), (1, 3, 3, 1)),
+    ("Conv2D", dict(filters=2, kernel_size=3), (2, 5, 5)),
+    ("Conv1D", dict(filters=2, kernel_size=2, padding="bad"), None),
+    ("Conv3D", dict(filters=2, kernel_size=2, padding="causal"), None),
+    ("Conv1D", dict(filters=2, kernel_size=2, strides=2, dilation_rate=2), None),
+    (
+        "Conv2DTranspose",
+        dict(filters=2, kernel_size=3, strides=2, output_padding=2),
+        None,
+    ),
+    ("DepthwiseConv2D", dict(kernel_size=3, depth_multiplier=0), None),
+    ("SeparableConv2D", dict(filters=2, kernel_size=(1, 2, 3)), None),
+    ("MaxPooling2D", dict(pool_size=2), (2, 4, 4)),
+    ("GlobalAveragePooling2D", {}, (2, 3, 3)),
+    ("LSTM", dict(units=3), (2, 3)),
+    ("GRU", dict(units=-1), None),
+    ("Dropout", dict(rate=1.5), None),
+    ("SpatialDropout2D", dict(rate=-0.1), None),
+    ("GaussianNoise", dict(stddev=2.0), None),
+    ("BatchNormalization", dict(axis=5), (2, 3)),
+    ("LayerNormalization", dict(axis=4), (2, 3)),
+    ("GroupNormalization", dict(groups=0), None),
+    ("GroupNormalization", dict(groups=4), (2, 6)),
+    ("UnitNormalization", dict(axis="a"), None),
+    ("Reshape", dict(target_shape=(5,)), (2, 3)),
+    ("Reshape", dict(target_shape=(4, -1)), (2, 6)),
+    ("RepeatVector", dict(n=2.5), None),
+    ("RepeatVector", dict(n=2), (2, 3, 4)),
+    ("Permute", dict(dims=(1, 3)), None),
+    ("Permute", dict(dims=(1, 2)), (2, 3)),
+    ("Flatten", dict(data_format="x"), None),
+    ("UpSampling1D", dict(size=0), None),
+    ("ZeroPadding1D", dict(padding=-1), None),
+    ("ZeroPadding2D", dict(padding=(1, 2, 3)), None),
+    ("Cropping1D", dict(cropping=(2, 2)), (1, 4, 2)),
+    ("Cropping1D", dict(cropping=(1, 1)), (2, 3)),
+    ("Cropping2D", dict(cropping=-1), None),
+    ("Concatenate", dict(axis=1), [(2, 3), (3, 4)]),
+    ("Dot", dict(axes="x"), None),
+    ("Dot", dict(axes=(1, 2, 3)), None),
+    ("Dot", dict(axes=1), [(2, 3), (2, 4)]),
+    ("Subtract", {}, [(2, 3), (2, 3), (2, 3)]),
+    ("Add", {}, [(2, 3), (2, 4)]),
+    ("LeakyReLU", dict(negative_slope=-1), None),
+    ("ReLU", dict(max_value=-1.0), None),
+    ("ThresholdedReLU", dict(theta=-1.0), None),
+    ("MultiHeadAttention", dict(num_heads=2, key_dim=2, attention_axes="x"), None),
+    ("RandomRotation", dict(factor=2.0), None),
+    ("CategoryEncoding", dict(num_tokens=3, output_mode="x"), None),
+    ("TimeDistributed", dict(layer=3), None),
+    ("Bidirectional", dict(layer=3), None),
+]
+
+
+def _message(text: str) -> str:
+    """Keras's text of an error: colour codes and Keras-on-TF's call wrapper
+    ("Exception encountered when calling X.call(). ... Arguments received
+    by ...") removed, whitespace folded, a printed set's items sorted."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(text.split()))
+    inner = re.search(
+        r"Exception encountered when calling \S+\(\)\. (.*?) Arguments received by",
+        text,
+    )
+    text = inner.group(1) if inner else text
+    return re.sub(
+        r"\{('[^{}]*')\}",
+        lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}",
+        text,
+    )
+
+
+def _error(module, name, kwargs, shape):
+    try:
+        layer = getattr(module.keras.layers, name)(name="probe", **kwargs)
+        if isinstance(shape, list):
+            layer([np.ones(s, np.float32) for s in shape])
+        elif shape is not None:
+            layer(np.ones(shape, np.float32))
+    except Exception as e:  # noqa: BLE001 (the type and text are compared)
+        return type(e), _message(str(e))
+    return None, None
+
+
+@pytest.mark.parametrize(
+    "name,kwargs,shape", ERRORS, ids=[f"{r[0]}-{r[1]}-{r[2]}" for r in ERRORS]
+)
+def test_input_validation_errors_match_tf_keras(tf, name, kwargs, shape):
+    theirs_type, theirs = _error(tf, name, kwargs, shape)
+    ours_type, ours = _error(jt, name, kwargs, shape)
+    assert theirs_type is not None
+    assert ours_type is theirs_type, (ours_type, theirs_type, ours)
+    assert ours.startswith(theirs), f"\nours:   {ours}\ntheirs: {theirs}"
+
+
+def test_model_training_argument_overrides_a_recorded_one(tf):
+    """A `training=True` given at a layer's symbolic call (Monte Carlo
+    dropout, tf.keras's augmentation layers' default) gives way to the
+    model's own `training=False`/`predict`, as in Keras."""
+    x = np.ones((64, 8), np.float32)
+    for m in (tf, jt):
+        inputs = m.keras.Input((8,))
+        model = m.keras.Model(
+            inputs, m.keras.layers.Dropout(0.5)(inputs, training=True)
+        )
+        np.testing.assert_array_equal(np.asarray(model(x, training=False)), x)
+        np.testing.assert_array_equal(model.predict(x, verbose=0), x)
+        assert (np.asarray(model(x)) == 0).any()  # (its own training=True)
+
+
+def test_keras_layers_coverage_against_tf_keras(tf):
+    """Prints jaxtape.keras.layers' coverage of tf.keras.layers' public names
+    (the issue's bar: >= 95%; today all of them)."""
+    theirs = {n for n in dir(tf.keras.layers) if not n.startswith("_")}
+    ours = {n for n in dir(jt.keras.layers) if not n.startswith("_")}
+    missing = sorted(theirs - ours)
+    coverage = 1 - len(missing) / len(theirs)
+    print(
+        f"tf.keras.layers: {len(theirs) - len(missing)}/{len(theirs)} "
+        f"({coverage:.1%}); missing: {missing or 'none'}"
+    )
+    assert coverage >= 0.95, missing
+
+
+def test_every_tf_keras_layer_class_has_a_row(tf):
+    """Each tf.keras.layers class (aliases once) is a row of the table above
+    or named in ELSEWHERE with the test that covers it."""
+    covered = {r.name for r in ROWS} | set(ELSEWHERE)
+    classes = {}
+    for n in dir(tf.keras.layers):
+        obj = getattr(tf.keras.layers, n)
+        if not n.startswith("_") and (isinstance(obj, type) or n == "Input"):
+            classes.setdefault(obj, set()).add(n)
+    lacking = sorted(min(names) for names in classes.values() if not names & covered)
+    assert not lacking, f"no row for: {lacking}"

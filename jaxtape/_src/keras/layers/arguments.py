@@ -52,9 +52,10 @@ def standardize_padding(layer, padding, allow_causal=False) -> str:
     allowed = ("valid", "same", "causal") if allow_causal else ("valid", "same")
     mode = str(padding).lower()
     if mode not in allowed:
-        raise ValueError(
-            f"{type(layer).__name__}: the `padding` argument must be one of "
-            f"{allowed}. Received: padding={padding}"
+        names = ", ".join(repr(a) for a in sorted(allowed))
+        raise ValueError(  # (Keras's text; it prints a set: any order)
+            "The `padding` argument must be a list/tuple or one of "
+            f"{{{names}}}. Received: {mode}"
         )
     return mode
 

@@ -648,6 +648,8 @@ class Layer(Module):
         def cast(x):
             if isinstance(x, Variable):
                 x = x.read_value()
+            if isinstance(x, np.ndarray) and x.dtype.kind in "USO":
+                return x  # strings stay host values (the lookup layers read them)
             if type(x) is not Tensor:
                 x = Tensor(device.to_device(to_value(x)))
             dtype = x._v.dtype  # a pending value's too: casting must not compute it

@@ -129,7 +129,9 @@ class _BaseConv(_KernelLayer):
         )
         self.padding = arguments.standardize_padding(self, padding, self._CAUSAL)
         self.data_format = arguments.standardize_data_format(data_format)
-        self.input_spec = InputSpec(ndim=n + 2)
+        # Keras's min_ndim (its text for too few axes); too many raise
+        # ValueError in Keras too (from its kernel-shape check)
+        self.input_spec = InputSpec(min_ndim=n + 2, max_ndim=n + 2)
 
     @property
     def _channels_first(self) -> bool:
@@ -147,7 +149,9 @@ class _BaseConv(_KernelLayer):
                 f"of the inputs must be known; got input shape {tuple(input_shape)}."
             )
         self.input_spec = InputSpec(
-            ndim=self._RANK + 2, axes={self._channel_axis: channels}
+            min_ndim=self._RANK + 2,
+            max_ndim=self._RANK + 2,
+            axes={self._channel_axis: channels},
         )
         return int(channels)
 
@@ -164,7 +168,7 @@ class _BaseConv(_KernelLayer):
                 "Computed output size would be zero or negative. Received "
                 f"`inputs shape={tuple(input_shape)}`, "
                 f"`kernel shape={tuple(self._kernel_weight.shape)}`, "
-                f"`dilation_rate={list(self.dilation_rate)}`, "
+                f"`dilation_rate={np.array(self.dilation_rate)}`, "
                 f"`strides={self.strides}`, `padding={self.padding}`. Use "
                 "padding='same', a smaller kernel_size or dilation_rate, or a "
                 "larger input."

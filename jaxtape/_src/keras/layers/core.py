@@ -92,7 +92,8 @@ class InputLayer(Layer):
     def get_config(self):
         return {
             "batch_shape": list(self._batch_input_shape),
-            "dtype": self.dtype,
+            # (Keras names a string input's dtype "string", not NumPy's "object")
+            "dtype": "string" if self.output.dtype.name == "string" else self.dtype,
             "sparse": False,
             "ragged": False,
             "name": self.name,
@@ -250,7 +251,10 @@ class Dense(_KernelLayer):
         )
         super().__init__(**kwargs)
         if not isinstance(units, (int, np.integer)) or units <= 0:
-            raise ValueError(f"Dense: units must be a positive integer; got {units!r}.")
+            raise ValueError(  # (Keras's text)
+                "Received an invalid value for `units`, expected a positive "
+                f"integer. Received: units={units}"
+            )
         self.units = int(units)
         self._init_kernel(
             activation, use_bias, kernel_initializer, bias_initializer,
@@ -333,6 +337,16 @@ class Embedding(Layer):
         # Keras's: index 0 is padding, masked for the layers downstream (an RNN).
         self.mask_zero = bool(mask_zero)
         self.supports_masking = self.mask_zero
+        for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if (
+                not isinstance(value, (int, np.integer))
+                or isinstance(value, bool)
+                or value <= 0
+            ):
+                raise ValueError(  # (Keras's check and text)
+                    f"`{arg}` must be a positive integer. Received: {arg}={value} "
+                    f"(of type {type(value).__name__})."
+                )
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         init = "random_uniform" if embeddings_initializer == "uniform" else None
         self.embeddings_initializer = initializers.get(init or embeddings_initializer)

@@ -61,10 +61,30 @@ class Reshape(Layer):
         self.target_shape = tuple(target_shape)
 
     def call(self, inputs):
+        _check_reshape(tuple(inputs.shape)[1:], self.target_shape)
         return array_ops.reshape(inputs, (inputs.shape[0], *self.target_shape))
 
     def get_config(self):
         return {**super().get_config(), "target_shape": list(self.target_shape)}
+
+
+def _check_reshape(input_shape, target_shape) -> None:
+    """Keras's `compute_reshape_output_shape` checks: the total size must be
+    unchanged (ValueError with its text), where the sizes are known."""
+    if None in input_shape:
+        return
+    size, known = math.prod(input_shape), math.prod(d for d in target_shape if d != -1)
+    if -1 not in target_shape and size != known:
+        raise ValueError(
+            "The total size of the tensor must be unchanged. Received: "
+            f"input_shape={input_shape}, target_shape={target_shape}"
+        )
+    if -1 in target_shape and (known == 0 or size % known):
+        raise ValueError(
+            "The total size of the tensor must be unchanged, however, the input "
+            "size cannot by divided by the specified dimensions in target_shape. "
+            f"Received: input_shape={input_shape}, target_shape={target_shape}"
+        )
 
 
 class RepeatVector(Layer):
@@ -319,6 +339,12 @@ class _Cropping(_Spatial):
     def call(self, inputs):
         full = self._full()
         for size, (lo, hi) in zip(inputs.shape, full):
+            if lo + hi >= size and (lo or hi) and self._RANK == 1:
+                raise ValueError(  # (Keras's own text for the 1D layer)
+                    "`cropping` parameter of `Cropping1D` layer must be smaller "
+                    f"than the input length. Received: inputs.shape="
+                    f"{tuple(inputs.shape)}, cropping={self.cropping}"
+                )
             if lo + hi >= size and (lo or hi):
                 raise ValueError(
                     "Values in `cropping` argument should be smaller than the "

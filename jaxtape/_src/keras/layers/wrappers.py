@@ -28,7 +28,11 @@ from jaxtape._src.keras import constraints, regularizers, serialization
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.core import Embedding
 from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
-from jaxtape._src.keras.layers.preprocessing.lookup import _encoded, _host
+from jaxtape._src.keras.layers.preprocessing.lookup import (
+    _encoded,
+    _host,
+    _host_call,
+)
 from jaxtape._src.keras.layers.seed_generator import SeedStream
 from jaxtape._src.state.random_ops import next_key
 from jaxtape._src.state.scope import creating_state
@@ -289,7 +293,7 @@ class HashedCrossing(Layer):
         self._autocast = False
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.call(inputs)
+        return _host_call(self, inputs, self.call)
 
     def call(self, inputs):
         if not isinstance(inputs, (list, tuple)):

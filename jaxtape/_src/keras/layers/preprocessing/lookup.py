@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxtape._src.core import errors
 from jaxtape._src.core.tensor import Tensor
+from jaxtape._src.keras.keras_tensor import KerasTensor, Node, flatten, map_structure
 from jaxtape._src.keras.layers.base import Layer
 from jaxtape._src.keras.layers.preprocessing.farmhash import fingerprint64
 from jaxtape._src.keras.layers.preprocessing.numeric import _batches, _encode
@@ -57,6 +58,35 @@ def _host(layer, inputs) -> np.ndarray:
         )(arr)
         arr = arr.astype(str) if arr.size else arr.astype("U1")
     return arr
+
+
+def _host_call(layer, inputs, call, free_axes=()):
+    """`call(inputs)` for a layer that runs on the host; on KerasTensors (a
+    functional model being built, or read from a `.keras` file) the call is
+    recorded as a Node whose outputs take the shape (batch and `free_axes`
+    unknown) and dtype of a call on placeholders: zeros, or empty strings."""
+    if not any(isinstance(t, KerasTensor) for t in flatten(inputs)):
+        return call(inputs)
+
+    def placeholder(t):
+        if not isinstance(t, KerasTensor):
+            return t
+        shape = tuple(1 if d is None else d for d in t.shape.as_list())
+        if t.dtype.name == "string":
+            return np.full(shape, "", dtype=object)
+        return np.zeros(shape, t.dtype.as_numpy_dtype)
+
+    out = call(map_structure(placeholder, inputs))
+    node = Node(layer, inputs, (), {})
+    node.index = len(layer.__dict__.setdefault("_inbound_nodes", []))
+    layer._inbound_nodes.append(node)
+
+    def symbolic(t):
+        shape = [None if i in free_axes else d for i, d in enumerate(t.shape)]
+        return KerasTensor((None, *shape[1:]), t.dtype, name=layer.name, producer=node)
+
+    node.outputs = map_structure(symbolic, out)
+    return node.outputs
 
 
 def _hash_bins(values: np.ndarray, bins: int, salt=None) -> np.ndarray:
@@ -130,7 +160,7 @@ class Hashing(Layer):
         self._autocast = False
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.call(_host(self, inputs))
+        return _host_call(self, inputs, lambda x: self.call(_host(self, x)))
 
     def call(self, inputs):
         values = _host(self, inputs)
@@ -310,7 +340,7 @@ class _IndexLookup(Layer):
         return len(self._reserved()) + len(self._vocab)
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.call(_host(self, inputs))
+        return _host_call(self, inputs, lambda x: self.call(_host(self, x)))
 
     def call(self, inputs):
         values = _host(self, inputs)
@@ -601,7 +631,8 @@ class TextVectorization(Layer):
         self._lookup.set_vocabulary(vocabulary, idf_weights)
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.call(inputs)
+        ragged = self._output_mode == "int" and self._output_sequence_length is None
+        return _host_call(self, inputs, self.call, free_axes=(1,) if ragged else ())
 
     def call(self, inputs):
         rows = self._tokens(inputs)
