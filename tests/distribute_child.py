@@ -387,6 +387,10 @@ def check_errors():
         with strategy.scope():
             tf.nn.compute_average_loss(tf.ones([4]))
 
+    if BACKEND == "jaxtape":  # (TF makes one mirrored Variable for all threads)
+        out["variable_in_eager_run"] = error_of(
+            lambda: strategy.run(lambda: tf.Variable(1.0))
+        )
     out["errors"] = {
         "nested_scopes": error_of(nested),
         "compute_average_loss_cross_replica": error_of(average_in_cross_replica),

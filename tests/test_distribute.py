@@ -190,6 +190,11 @@ def test_replica_context_and_aggregation_match_tensorflow(children, mode):
     assert ours == _tfs(children, "replica_semantics@2")["replica_compiled"]
 
 
+def test_variable_made_in_an_eager_replica_thread_is_refused(children):
+    kind, message = _ours(children, "errors@2")["variable_in_eager_run"]
+    assert kind == "RuntimeError" and message.startswith("Variable")
+
+
 def test_errors_and_contexts_match_tensorflow(children):
     ours, theirs = _ours(children, "errors@2"), _tfs(children, "errors@2")
     assert ours["contexts"] == theirs["contexts"]

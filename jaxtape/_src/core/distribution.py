@@ -59,6 +59,13 @@ def in_cross_replica_context() -> bool:
 
 def variable_created(variable: Any) -> None:
     """Called by every new Variable: mirrors it under a strategy's scope."""
+    if state.replica is not None and getattr(state.replica, "_threaded", False):
+        raise RuntimeError(
+            f"Variable {variable.name!r} was created inside an eager "
+            "`strategy.run` on several replicas: each replica's thread would "
+            "make its own. Create the model's variables first (build it under "
+            "`with strategy.scope():`), or run the step inside a jaxtape.function."
+        )
     strategy = scoped_strategy()
     if strategy is not None and state.replica is None:
         strategy.extended._mirror_variable(variable)

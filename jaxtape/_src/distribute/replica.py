@@ -362,6 +362,8 @@ class _ThreadScope(_scope.StateScope):
 
 
 class _ThreadReplica(ReplicaContext):
+    _threaded = True  # (one Python thread per replica: no Variables made inside)
+
     def __init__(self, strategy, index, rendezvous, device):
         super().__init__(strategy, index)
         self._rendezvous = rendezvous
