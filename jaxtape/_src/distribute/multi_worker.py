@@ -10,6 +10,10 @@ TF's order (chief first) as process ids, and JAX's CPU collectives (gloo) for
 CPU devices. The mesh spans every process's devices; each worker runs the
 same program (SPMD) and iterates the same dataset, keeping its replicas'
 blocks of each global batch (TF's auto-shard by data).
+
+When a worker dies, the others' next collective fails (Gloo: "connection
+reset by peer") and jax.distributed's coordination service ends them after
+its heartbeat timeout: `JAXTAPE_HEARTBEAT_TIMEOUT` seconds (default 100).
 """
 
 from __future__ import annotations
