@@ -178,6 +178,8 @@ def _shape_error(op_name, x, y, error):
     sx, sy = np.shape(x), np.shape(y)
     try:
         np.broadcast_shapes(sx, sy)
+    except TypeError:  # symbolic sizes (an export's None batch): JAX's error
+        return error
     except ValueError:
         return errors.invalid_argument(
             f"Incompatible shapes: {list(sx)} vs. {list(sy)}. Shapes broadcast when, "

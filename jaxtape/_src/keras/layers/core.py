@@ -23,8 +23,9 @@ from jaxtape._src.core.tensor import TensorShape
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import activations, constraints, regularizers, serialization
 from jaxtape._src.keras import config as keras_config
+from jaxtape._src.keras import ops as keras_ops
 from jaxtape._src.keras.keras_tensor import KerasTensor
-from jaxtape._src.keras.layers.base import Layer, unique_name
+from jaxtape._src.keras.layers.base import Layer, keras_snake, unique_name
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.ops import array_ops, math_ops, nn_ops, nondiff
 
@@ -609,15 +610,16 @@ class TimeDistributed(Layer):
                 "`TimeDistributed` Layer should be passed a `mask` of shape "
                 f"({batch}, {steps}, ...), received: mask.shape={tuple(mask.shape)}"
             )
-        folded = array_ops.reshape(inputs, (batch * steps, *shape[2:]))
+        # (-1: a batch size known only at run time, as an export's None batch)
+        rows = -1 if batch is None or steps is None else batch * steps
+        folded = array_ops.reshape(inputs, (rows, *shape[2:]))
         kwargs = {}
         if self.layer._call_takes_training:
             kwargs["training"] = training
         if mask is not None and "mask" in inspect.signature(self.layer.call).parameters:
-            kwargs["mask"] = array_ops.reshape(
-                mask, (batch * steps, *tuple(mask.shape)[2:])
-            )
+            kwargs["mask"] = array_ops.reshape(mask, (rows, *tuple(mask.shape)[2:]))
         out = self.layer(folded, **kwargs)
+        batch = -1 if batch is None else batch
         return array_ops.reshape(out, (batch, steps, *tuple(out.shape)[1:]))
 
     def get_config(self):
@@ -633,3 +635,42 @@ class TimeDistributed(Layer):
         if isinstance(layer, dict):
             layer = serialization.deserialize_layer(layer)
         return cls(layer, **cfg)
+
+
+class KerasOperation(Layer):
+    """A `keras.ops` call recorded in a tf.keras functional model's config
+    (Keras 3 saves one per op applied to symbolic tensors: an `Embedding`'s
+    or `Masking`'s mask is `ops.not_equal`), run here as a layer calling
+    jaxtape's `keras.ops` function of that name; saved back under Keras's
+    module and class, so the file loads in tf.keras again."""
+
+    def __init__(self, module, class_name, op_config=None, **kwargs):
+        super().__init__(**kwargs)
+        self._autocast = False
+        family = module.rsplit(".", 1)[-1]
+        fn = getattr(getattr(keras_ops, family, None), keras_snake(class_name), None)
+        if fn is None:
+            raise NotImplementedError(
+                f"The Keras operation {module}.{class_name} of this model is not "
+                "supported by jaxtape's keras.ops yet."
+            )
+        self._fn, self._module, self._class_name = fn, module, class_name
+        self._op_config = dict(op_config or {})
+
+    @classmethod
+    def from_entry(cls, entry: dict) -> KerasOperation:
+        """The operation of a functional model config's entry."""
+        config = dict(entry.get("config") or {})
+        name = config.pop("name", None) or entry.get("name")
+        return cls(entry["module"], entry["class_name"], config, name=name)
+
+    def call(self, inputs, *args):
+        return self._fn(inputs, *args, **self._op_config)
+
+    def _serialize(self) -> dict:
+        return {
+            "module": self._module,
+            "class_name": self._class_name,
+            "config": {"name": self.name, **self._op_config},
+            "registered_name": self._class_name,
+        }

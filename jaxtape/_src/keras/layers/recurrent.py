@@ -31,11 +31,12 @@ from jaxtape._src.core.dispatch import op
 from jaxtape._src.core.tensor import Tensor
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import activations, constraints, regularizers, serialization
+from jaxtape._src.keras.keras_tensor import map_structure
 from jaxtape._src.keras.layers.base import Layer, _layer_scope
 from jaxtape._src.keras.layers.core import add_activity_loss
 from jaxtape._src.keras.layers.input_spec import InputSpec
 from jaxtape._src.keras.layers.seed_generator import SeedStream
-from jaxtape._src.ops import array_ops, creation_ops, math_ops
+from jaxtape._src.ops import array_ops, creation_ops, math_ops, nondiff
 from jaxtape._src.state.scope import state_scope
 from jaxtape._src.state.variable import Variable
 
@@ -781,6 +782,17 @@ def _output_size(cell) -> int | tuple:
     return int(state[0] if isinstance(state, (list, tuple)) else state)
 
 
+def _for_every_row(state, sequences):
+    """A batch-1 initial `state` repeated for each row of `sequences`, whose
+    batch size is known only when the program runs (broadcasting against
+    zeros shaped from the sequences: no size is needed as a value)."""
+    state = creation_ops.convert_to_tensor(state)
+    first = sequences[(slice(None), *(0,) * (len(sequences.shape) - 1))]  # (batch,)
+    rows = nondiff.zeros_like(first, dtype=state.dtype)
+    rows = array_ops.reshape(rows, (-1, *(1,) * (len(state.shape) - 1)))
+    return rows + state
+
+
 def _initial_state(cell, batch_size, dtype):
     fn = getattr(cell, "get_initial_state", None)
     if fn is not None:
@@ -956,6 +968,10 @@ class RNN(Layer):
         if initial_state is None:
             if self.stateful:
                 initial_state = self.states
+            elif batch is None:  # known only at run time (an export's None batch)
+                initial_state = map_structure(
+                    lambda s: _for_every_row(s, sequences), self.get_initial_state(1)
+                )
             else:
                 initial_state = self.get_initial_state(batch)
         elif self.stateful and self.states is not None:

@@ -49,7 +49,9 @@ class Flatten(Layer):
             inputs = arguments.to_channels_last(inputs, rank - 2)
         n = inputs.shape[0]
         rest = math.prod(inputs.shape[1:])
-        return array_ops.reshape(inputs, (n, rest))
+        # (A batch size known only when the program runs, as in an export
+        # with a None batch: -1, as Keras's reshape of a None dimension.)
+        return array_ops.reshape(inputs, (-1 if n is None else n, rest))
 
     def get_config(self):
         return {**super().get_config(), "data_format": self.data_format}
@@ -62,10 +64,23 @@ class Reshape(Layer):
 
     def call(self, inputs):
         _check_reshape(tuple(inputs.shape)[1:], self.target_shape)
-        return array_ops.reshape(inputs, (inputs.shape[0], *self.target_shape))
+        n, target = inputs.shape[0], self.target_shape
+        if n is None:  # a batch size known only at run time: -1, the rest resolved
+            n, target = -1, _resolved(tuple(inputs.shape)[1:], target)
+        return array_ops.reshape(inputs, (n, *target))
 
     def get_config(self):
         return {**super().get_config(), "target_shape": list(self.target_shape)}
+
+
+def _resolved(input_shape, target_shape) -> tuple:
+    """`target_shape` with its -1 worked out from the (known) `input_shape`."""
+    if -1 not in target_shape or None in input_shape:
+        return target_shape
+    known = math.prod(d for d in target_shape if d != -1)
+    return tuple(
+        math.prod(input_shape) // known if d == -1 else d for d in target_shape
+    )
 
 
 def _check_reshape(input_shape, target_shape) -> None:
