@@ -254,6 +254,33 @@ ROWS = [
     ),
     R("Attention", lambda L: L.Attention(use_scale=True), [(2, 5, 4), (2, 3, 4)]),
     R("AdditiveAttention", lambda L: L.AdditiveAttention(), [(2, 5, 4), (2, 3, 4)]),
+    # masks carried from layer to layer, as Keras (a file's model too)
+    R(
+        "Embedding",
+        lambda L: [L.Embedding(10, 3, mask_zero=True), L.LSTM(2)],
+        (2, 5),
+        dtype="int32",
+        data=[np.array([[3, 1, 0, 0, 0], [4, 0, 0, 0, 0]], np.int32)],
+        id="Embedding-mask_zero-LSTM",
+        out_shape=False,
+    ),
+    R(
+        "Masking",
+        lambda L: [L.Masking(0.0), L.GRU(2, return_sequences=True)],
+        (2, 4, 3),
+        data=[np.array([[[1, 2, 3], [0, 0, 0], [4, 5, 6], [0, 0, 0]]] * 2, "f")],
+        id="Masking-GRU",
+        out_shape=False,
+    ),
+    R(
+        "Embedding",
+        lambda L: [L.Embedding(10, 3, mask_zero=True), L.GlobalAveragePooling1D()],
+        (2, 5),
+        dtype="int32",
+        data=[np.array([[3, 1, 0, 0, 0], [4, 2, 2, 0, 0]], np.int32)],
+        id="Embedding-mask_zero-GlobalAveragePooling1D",
+        out_shape=False,
+    ),
     # preprocessing
     # (tf.keras applies set_weights to an adapted state only at finalize_state,
     # which loading runs: the reference is tf.keras's model reloaded)
@@ -441,6 +468,11 @@ def _dtype(x):
 def _model(m, row, xs):
     inputs = [m.keras.Input(x.shape[1:], dtype=_dtype(x)) for x in xs]
     layer = row.build(m.keras.layers)
+    if isinstance(layer, list):  # a chain (masks carried from layer to layer)
+        out = inputs[0]
+        for each in layer:
+            out = each(out)
+        return m.keras.Model(inputs[0], out)
     if row.call == "args":
         out = layer(*inputs)
     elif row.call == "tuple":

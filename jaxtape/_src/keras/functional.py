@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from jaxtape._src.keras import serialization
 from jaxtape._src.keras.keras_tensor import KerasTensor, flatten
-from jaxtape._src.keras.layers.core import Input
+from jaxtape._src.keras.layers.core import Input, KerasOperation
 
 
 def _history(t) -> list:
@@ -111,7 +111,10 @@ def from_config(model_cls, cfg: dict):
                 Input(shape=shape[1:], batch_size=shape[0], dtype=dtype, name=name)
             ]
             continue
-        layer = serialization.deserialize_layer(entry)
+        if str(entry.get("module", "")).startswith("keras.src.ops."):
+            layer = KerasOperation.from_entry(entry)  # (Keras 3 records ops too)
+        else:
+            layer = serialization.deserialize_layer(entry)
         for i, node in enumerate(entry.get("inbound_nodes", [])):
             args = [resolve(a) for a in node.get("args", [])]
             kwargs = {k: resolve(v) for k, v in node.get("kwargs", {}).items()}

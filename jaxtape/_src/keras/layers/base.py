@@ -779,7 +779,8 @@ class Layer(Module):
             return Tensor(jnp.asarray(np.zeros(shape, t.dtype.as_numpy_dtype)))
 
         with context.paused_tapes():
-            call_kwargs = dict(kwargs)
+            # (a symbolic `mask=` too: tf.keras files pass an op's output)
+            call_kwargs = {k: map_structure(concrete, v) for k, v in kwargs.items()}
             if self._call_takes_training:
                 call_kwargs["training"] = False
             else:  # (Keras takes `training` for every layer)
