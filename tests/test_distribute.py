@@ -80,7 +80,11 @@ def children():
         )
     out = {}
     for key, proc in procs.items():
-        text, _ = proc.communicate(timeout=300)
+        try:
+            text, _ = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:  # (a hung worker ignores SIGTERM: JAX's
+            proc.kill()  # preemption notifier catches it)
+            text = proc.communicate()[0] + "\n[killed after 300 s]"
         if key[0] == "killed":
             out[key] = (proc.returncode, text[-20000:])
             continue
