@@ -507,3 +507,32 @@ def test_resizing_uses_tf_kernels(tf, interpolation, aspect):
     want = tf.keras.layers.Resizing(5, 11, interpolation=interpolation, **kw)(x)
     got = jt.keras.layers.Resizing(5, 11, interpolation=interpolation, **kw)(x)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_text_tutorial_export_model_evaluates_and_predicts_raw_strings():
+    """TF's text-classification tutorial: the trained model wrapped with its
+    TextVectorization (a host layer) evaluates and predicts raw strings with
+    the default compiled steps (jaxtape runs a model holding host layers
+    eagerly), equal to applying the parts by hand."""
+    layers = jt.keras.layers
+    texts = np.array(["the movie was great", "terrible film", "great acting", "bad"])
+    labels = np.array([1, 0, 1, 0], np.float32)
+    vectorize = layers.TextVectorization(max_tokens=20, output_sequence_length=5)
+    vectorize.adapt(texts)
+    model = jt.keras.Sequential(
+        [layers.Embedding(21, 4), layers.GlobalAveragePooling1D(), layers.Dense(1)]
+    )
+    export_model = jt.keras.Sequential([vectorize, model, layers.Activation("sigmoid")])
+    export_model.compile(
+        loss="binary_crossentropy", optimizer="adam", metrics=["accuracy"]
+    )
+    ds = jt.data.Dataset.from_tensor_slices((texts, labels)).batch(2)
+    result = export_model.evaluate(ds, return_dict=True, verbose=0)
+    by_hand = 1 / (1 + np.exp(-model(vectorize(texts)).numpy()))
+    bce = -np.mean(
+        labels[:, None] * np.log(by_hand) + (1 - labels[:, None]) * np.log(1 - by_hand)
+    )
+    np.testing.assert_allclose(result["loss"], bce, rtol=1e-5)
+    np.testing.assert_allclose(
+        export_model.predict(texts[:3], verbose=0), by_hand[:3], rtol=1e-6
+    )

@@ -491,7 +491,9 @@ class TrainingMixin(_Host):
         if per_call > 1:
             step = _unrolled(step, kind)
         strategy = self.__dict__.get("_distribute_strategy")
-        if self.run_eagerly:
+        if self.run_eagerly or any(
+            layer._RUNS_ON_HOST for layer in self._flatten_layers()
+        ):  # (host layers, string lookups, cannot be compiled: run eagerly)
             return distribution.on_replicas(strategy, step)
         cache = self.__dict__.setdefault("_compiled_steps", {})
         key = (kind, per_call > 1)

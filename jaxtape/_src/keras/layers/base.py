@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtape._src.core import context, device, dtypes
-from jaxtape._src.core.dispatch import to_value
+from jaxtape._src.core.dispatch import StringInput, to_value
 from jaxtape._src.core.tensor import Tensor, TensorShape
 from jaxtape._src.initializers import initializers
 from jaxtape._src.keras import constraints, mixed_precision, regularizers, serialization
@@ -429,6 +429,9 @@ class Layer(Module):
     # float32, weights are not autocast, float outputs are cast to the
     # compute dtype.
     _KEEPS_FLOAT32 = False
+    # A layer computed on the host (strings: the lookup layers): a model
+    # holding one runs its fit/evaluate/predict steps eagerly.
+    _RUNS_ON_HOST = False
 
     def _set_dtype_policy(self, dtype) -> None:
         if isinstance(dtype, dtypes.DType):
@@ -648,10 +651,17 @@ class Layer(Module):
         def cast(x):
             if isinstance(x, Variable):
                 x = x.read_value()
-            if isinstance(x, np.ndarray) and x.dtype.kind in "USO":
-                return x  # strings stay host values (the lookup layers read them)
             if type(x) is not Tensor:
-                x = Tensor(device.to_device(to_value(x)))
+                # Strings stay host values (NumPy arrays, string tensors): the
+                # lookup layers read them.
+                if isinstance(x, Tensor) or (
+                    isinstance(x, np.ndarray) and x.dtype.kind in "USO"
+                ):
+                    return x
+                try:
+                    x = Tensor(device.to_device(to_value(x)))
+                except StringInput:  # (a list of str)
+                    return x
             dtype = x._v.dtype  # a pending value's too: casting must not compute it
             if (
                 self._autocast

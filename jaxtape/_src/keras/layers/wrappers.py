@@ -272,6 +272,8 @@ class HashedCrossing(Layer):
     NotImplementedError.
     """
 
+    _RUNS_ON_HOST = True
+
     def __init__(self, num_bins, output_mode="int", sparse=False, name=None,
                  dtype=None, **kwargs):  # fmt: skip
         if output_mode == "int" and dtype is None:

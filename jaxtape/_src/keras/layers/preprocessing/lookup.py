@@ -128,6 +128,8 @@ class Hashing(Layer):
     Differences from Keras: `sparse=True` raises NotImplementedError.
     """
 
+    _RUNS_ON_HOST = True
+
     def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int",
                  sparse=False, **kwargs):  # fmt: skip
         if salt is not None:
@@ -197,6 +199,8 @@ class _IndexLookup(Layer):
     """Keras's `IndexLookup` on the host: vocabulary (given or adapted by
     frequency, ties by token, descending, as Keras), mask and OOV indices
     first, `invert`, and CategoryEncoding's output modes."""
+
+    _RUNS_ON_HOST = True
 
     _DEFAULT_OOV: Any = None
     _VOCABULARY_DTYPE = "string"
@@ -499,6 +503,8 @@ class TextVectorization(Layer):
     `idf_weights` raise NotImplementedError; callables get Python strings
     (Keras's get TF string tensors).
     """
+
+    _RUNS_ON_HOST = True
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation",
                  split="whitespace", ngrams=None, output_mode="int",
