@@ -55,7 +55,10 @@ def test_random_set_seed_reproduces_sequence():
 
 def test_experimental_numpy_is_differentiable_and_register_op():
     tnp = tf.experimental.numpy
-    x = tf.constant([0.5, 1.5])
+    # (Not at 0.5 or 1.5: there d/dx sin(pi x)/pi = cos(pi x) is 0, and both
+    # sides give float32 rounding noise that differs between op-by-op and
+    # compiled evaluation.)
+    x = tf.constant([0.3, 1.2])
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = tnp.sum(tnp.sinc(x) * x)
