@@ -12,7 +12,9 @@ Rows (a row is a function `quick -> (jaxtape_step, jax_step, shape[,
 extra])`, `extra` a dict `label -> (step, baseline)` of more paired lines;
 add yours to `ROWS`):
   mha:  MultiHeadAttention self-attention, batch 32, sequence 128, 8 heads x
-        64 (model width 512), loss mean((mha(x, x) - y)^2).
+        64 (model width 512), loss mean((mha(x, x) - y)^2). Extra lines:
+        jaxtape eager vs tf.keras eager, jaxtape.function vs tf.function
+        (when TensorFlow is installed).
   lstm: LSTM(128) + Dense(1) head, batch 64, 100 steps of 32 features, MSE,
         SGD (keras / optax); the baseline is a `lax.scan` LSTM. Extra lines:
         jaxtape eager vs tf.keras eager, jaxtape.function vs tf.function
@@ -20,10 +22,12 @@ add yours to `ROWS`):
   deconv: Conv2DTranspose(64, 4, strides=2, 'same', relu), batch 32,
         16x16x128 -> 32x32x64, MSE, Adam; the baseline is
         `lax.conv_transpose`. Extra lines: eager vs jaxtape.function,
-        jaxtape.function vs tf.function (when TensorFlow is installed).
+        jaxtape eager vs tf.keras eager, jaxtape.function vs tf.function
+        (when TensorFlow is installed).
   preproc: Rescaling -> RandomFlip -> RandomContrast in training mode, batch
         64 of 64x64x3 images, compiled; the baseline is the same arithmetic
-        with `jax.random` draws.
+        with `jax.random` draws. Extra lines: jaxtape eager vs tf.keras eager,
+        jaxtape.function vs tf.function (when TensorFlow is installed).
 
 Run: python benchmarks/layers.py [--quick] [--only mha|lstm|deconv|preproc] [--no-tf]
 """
@@ -77,17 +81,8 @@ def mha_row(quick: bool):
     x = rng.normal(size=(batch, seq, width)).astype(np.float32)
     y = rng.normal(size=(batch, seq, width)).astype(np.float32)
 
-    layer = jaxtape.keras.layers.MultiHeadAttention(num_heads=heads, key_dim=key_dim)
-    layer(x, x)
-    opt = jaxtape.keras.optimizers.Adam(1e-3)
-
-    @jaxtape.function
-    def jaxtape_step(x, y):
-        with jaxtape.GradientTape() as tape:
-            loss = jaxtape.reduce_mean(jaxtape.square(layer(x, x) - y))
-        grads = tape.gradient(loss, layer.trainable_variables)
-        opt.apply_gradients(zip(grads, layer.trainable_variables))
-        return loss
+    layer, jaxtape_step = _keras_mha_step(jaxtape, heads, key_dim, x, compiled=True)
+    _, eager = _keras_mha_step(jaxtape, heads, key_dim, x, compiled=False)
 
     # The same weights, as a pytree: q/k/v kernels (width, heads, key_dim) and
     # biases (heads, key_dim); output kernel (heads, key_dim, width), bias (width,).
@@ -114,11 +109,43 @@ def mha_row(quick: bool):
         float(jaxtape.reduce_mean(jaxtape.square(layer(x, x) - y))),
         rtol=1e-4,
     )
+    extra = {}
+    tf = _tensorflow()
+    if tf is not None:
+        _, tf_eager = _keras_mha_step(tf, heads, key_dim, x, compiled=False)
+        _, tf_compiled = _keras_mha_step(tf, heads, key_dim, x, compiled=True)
+        xs, ys = tf.constant(x), tf.constant(y)
+        extra["eager vs tf.keras eager"] = (
+            lambda: eager(xt, yt).numpy(),
+            lambda: tf_eager(xs, ys).numpy(),
+        )
+        extra["jaxtape.function vs tf.function"] = (
+            lambda: jaxtape_step(xt, yt).numpy(),
+            lambda: tf_compiled(xs, ys).numpy(),
+        )
     return (
         lambda: jaxtape_step(xt, yt).numpy(),
         lambda: jax_step(xj, yj).block_until_ready(),
         f"batch {batch}, seq {seq}, {heads} heads x {key_dim}",
+        extra,
     )
+
+
+def _keras_mha_step(mod, heads, key_dim, x, compiled):
+    """A MultiHeadAttention self-attention training step of `mod` (jaxtape
+    or tf): tape, gradient, Adam."""
+    layer = mod.keras.layers.MultiHeadAttention(num_heads=heads, key_dim=key_dim)
+    layer(x[:1], x[:1])
+    opt = mod.keras.optimizers.Adam(1e-3)
+
+    def step(x, y):
+        with mod.GradientTape() as tape:
+            loss = mod.reduce_mean(mod.square(layer(x, x) - y))
+        grads = tape.gradient(loss, layer.trainable_variables)
+        opt.apply_gradients(zip(grads, layer.trainable_variables))
+        return loss
+
+    return layer, (mod.function(step) if compiled else step)
 
 
 def _tensorflow():
@@ -278,8 +305,13 @@ def deconv_row(quick: bool):
     }
     tf = _tensorflow()
     if tf is not None:
+        _, tf_eager = _keras_deconv_step(tf, cout, x, compiled=False)
         _, tf_compiled = _keras_deconv_step(tf, cout, x, compiled=True)
         xs, ys = tf.constant(x), tf.constant(y)
+        extra["eager vs tf.keras eager"] = (
+            lambda: eager(xt, yt).numpy(),
+            lambda: tf_eager(xs, ys).numpy(),
+        )
         extra["jaxtape.function vs tf.function"] = (
             lambda: compiled(xt, yt).numpy(),
             lambda: tf_compiled(xs, ys).numpy(),
@@ -300,14 +332,7 @@ def preproc_row(quick: bool):
     batch, size = (16, 32) if quick else (64, 64)
     rng = np.random.default_rng(0)
     x = (rng.random((batch, size, size, 3)) * 255).astype(np.float32)
-    layers = jaxtape.keras.layers
-    pipeline = jaxtape.keras.Sequential(
-        [
-            layers.Rescaling(1 / 255),
-            layers.RandomFlip("horizontal", seed=1),
-            layers.RandomContrast(0.2, value_range=(0, 1), seed=2),
-        ]
-    )
+    pipeline = _augmentation(jaxtape)
     compiled = jaxtape.function(lambda x: pipeline(x, training=True))
 
     @jax.jit
@@ -329,10 +354,36 @@ def preproc_row(quick: bool):
         state["key"], out = augment(state["key"], xj)
         out.block_until_ready()
 
+    extra = {}
+    tf = _tensorflow()
+    if tf is not None:
+        tf_pipeline = _augmentation(tf)
+        tf_compiled = tf.function(lambda x: tf_pipeline(x, training=True))
+        xs = tf.constant(x)
+        extra["eager vs tf.keras eager"] = (
+            lambda: pipeline(xt, training=True).numpy(),
+            lambda: tf_pipeline(xs, training=True).numpy(),
+        )
+        extra["jaxtape.function vs tf.function"] = (
+            lambda: compiled(xt).numpy(),
+            lambda: tf_compiled(xs).numpy(),
+        )
     return (
         lambda: compiled(xt).numpy(),
         jax_step,
         f"batch {batch}, {size}x{size}x3 images",
+        extra,
+    )
+
+
+def _augmentation(mod):
+    layers = mod.keras.layers
+    return mod.keras.Sequential(
+        [
+            layers.Rescaling(1 / 255),
+            layers.RandomFlip("horizontal", seed=1),
+            layers.RandomContrast(0.2, value_range=(0, 1), seed=2),
+        ]
     )
 
 
