@@ -84,6 +84,8 @@ class CompileCache:
         `n_ops`: the program's length; one over `set_max_compiled_ops`'s limit
         is always eager, and takes no cache entry.
         """
+        if context.state.function_depth:  # traced into a jaxtape.function program:
+            return make()  # (XLA compiles it there; a nested jit would slow it)
         counts = self._count(kind)
         if n_ops > _limits["max_ops"]:
             counts["uncompiled"] += 1

@@ -210,8 +210,10 @@ _COMPILE_FROM = 4
 def _from_numpy(value: np.ndarray):
     key = (value.shape, value.dtype)
     seen = _conversions.get(key, 0)
-    if seen >= _COMPILE_FROM:
-        return _identity(value)
+    if seen >= _COMPILE_FROM and not _state.function_depth:
+        out = _identity(value)
+        if not isinstance(out, jax.core.Tracer):  # (called while JAX traces)
+            return out
     if value.dtype.kind in "biufc" or value.dtype.name == "bfloat16":
         if len(_conversions) >= 4096:
             _conversions.clear()
