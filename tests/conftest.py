@@ -15,6 +15,10 @@ _REPO = pathlib.Path(__file__).resolve().parent.parent
 # every machine, so that a parity test means the same thing everywhere.
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
+# Scripts the tests run in child processes (not test modules: importing one
+# runs it, which `--doctest-modules` would do).
+collect_ignore = ["distribute_child.py"]
+
 
 @pytest.fixture(scope="session")
 def tf():
