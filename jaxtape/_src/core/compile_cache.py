@@ -22,6 +22,7 @@ import collections
 import ctypes
 import gc
 import os
+from typing import Any
 
 import jax
 import jax.core
@@ -77,7 +78,7 @@ class CompileCache:
             counts = self._counts[kind] = dict.fromkeys(self._COUNTERS, 0)
         return counts
 
-    def lookup(self, key, make, n_ops: int = 0, kind: str = "program"):
+    def lookup(self, key, make, n_ops: int = 0, kind: str = "program") -> Any:
         """The function for `key`: jitted, or op by op the first time while
         new programs of this kind are not recurring (module docstring).
 
